@@ -1,0 +1,40 @@
+import { Injectable } from '@nestjs/common';
+import type { ApiKeyScope, Principal } from '@runplane/contracts';
+import { PrismaClient } from '../generated/prisma/client.js';
+
+export const BOOTSTRAP_USER_ID = 'usr_admin';
+export const BOOTSTRAP_KEY_ID = 'key_bootstrap';
+
+@Injectable()
+export class ApiKeysRepository {
+  constructor(private readonly db: PrismaClient) {}
+
+  async principalFor(keyHash: string): Promise<Principal | null> {
+    const key = await this.db.apiKey.findUnique({ where: { keyHash } });
+    if (!key || key.revokedAt) return null;
+    return { userId: key.userId, keyId: key.id, scope: key.scope as ApiKeyScope, endpointId: key.endpointId };
+  }
+
+  async ensureBootstrapUser(): Promise<void> {
+    await this.db.user.upsert({ where: { id: BOOTSTRAP_USER_ID }, create: { id: BOOTSTRAP_USER_ID, name: 'admin' }, update: {} });
+  }
+
+  /** Sets the bootstrap admin key's hash (a changed RUNPLANE_API_KEY replaces the old key). */
+  async setBootstrapKey(keyHash: string): Promise<void> {
+    await this.db.apiKey.upsert({
+      where: { id: BOOTSTRAP_KEY_ID },
+      create: { id: BOOTSTRAP_KEY_ID, userId: BOOTSTRAP_USER_ID, name: 'bootstrap admin key', keyHash, scope: 'admin' },
+      update: { keyHash, revokedAt: null },
+    });
+  }
+
+  /** Creates the bootstrap key only if no admin key exists yet; true when this call created it. */
+  async createBootstrapKeyIfNoAdmin(keyHash: string): Promise<boolean> {
+    if (await this.db.apiKey.count({ where: { scope: 'admin', revokedAt: null } })) return false;
+    const { count } = await this.db.apiKey.createMany({
+      data: [{ id: BOOTSTRAP_KEY_ID, userId: BOOTSTRAP_USER_ID, name: 'bootstrap admin key', keyHash, scope: 'admin' }],
+      skipDuplicates: true,
+    });
+    return count === 1;
+  }
+}

@@ -1,0 +1,35 @@
+import { Inject, Injectable, type OnApplicationBootstrap } from '@nestjs/common';
+import { generateApiKey, hashApiKey } from '@runplane/auth';
+import type { VerifyApiKeyResponse } from '@runplane/contracts';
+import { LOGGER, RunplaneConfig, type Logger } from '@runplane/platform';
+import { ApiKeysRepository } from './apikeys.repository.js';
+
+@Injectable()
+export class ApiKeysService implements OnApplicationBootstrap {
+  constructor(
+    private readonly keys: ApiKeysRepository,
+    private readonly config: RunplaneConfig,
+    @Inject(LOGGER) private readonly logger: Logger,
+  ) {}
+
+  async verify(keyHash: string): Promise<VerifyApiKeyResponse> {
+    return { principal: await this.keys.principalFor(keyHash) };
+  }
+
+  /**
+   * Contract §1: RUNPLANE_API_KEY, when set, is an admin key from the start; otherwise, if no admin
+   * key exists yet, one is generated and printed once (it cannot be shown again).
+   */
+  async onApplicationBootstrap(): Promise<void> {
+    await this.keys.ensureBootstrapUser();
+    if (this.config.RUNPLANE_API_KEY) {
+      await this.keys.setBootstrapKey(hashApiKey(this.config.RUNPLANE_API_KEY));
+      return;
+    }
+    const key = generateApiKey();
+    if (await this.keys.createBootstrapKeyIfNoAdmin(hashApiKey(key))) {
+      this.logger.warn('no RUNPLANE_API_KEY was set and no admin key existed: generated one (shown once on stdout)');
+      process.stdout.write(`\n  Runplane admin API key (shown once, store it now): ${key}\n\n`);
+    }
+  }
+}

@@ -1,0 +1,12 @@
+import type { ServiceDescriptor } from '@runplane/platform';
+import { SECRETS_VAULT_MIGRATIONS, SecretsVaultModule } from './secrets-vault.module.js';
+
+export { SecretsVaultModule } from './secrets-vault.module.js';
+
+/** secrets-vault: users, API keys (hashed) and secrets (encrypted). */
+export const secretsVaultService: ServiceDescriptor = {
+  name: 'secrets-vault',
+  module: SecretsVaultModule,
+  defaultPort: 8086,
+  migrationsDir: SECRETS_VAULT_MIGRATIONS,
+};

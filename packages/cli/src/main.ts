@@ -1,0 +1,93 @@
+import { parseArgs } from 'node:util';
+import path from 'node:path';
+import { databaseUrlVariable, EmbeddedPostgres, embeddedTarget, migrateTarget, postgresTarget } from '@runplane/database';
+import { ConfigError, createLogger, loadConfig, startRunplane, type ServiceDescriptor } from '@runplane/platform';
+import { ALL_SERVICES, serviceByName } from './services.js';
+
+const HELP = `runplane — self-hosted, RunPod-compatible serverless platform
+
+Usage:
+  runplane start                      all six services in one process (standalone; embedded storage
+                                      and in-process bus unless NATS_URL / DATABASE_URL are set)
+  runplane start --service <name>     one service (cluster mode: needs NATS_URL and its DATABASE_URL)
+  runplane migrate [--service <name>] apply database migrations and exit
+  runplane --help
+
+Services: ${Object.keys(ALL_SERVICES).join(', ')}
+Configuration: environment variables, see docs/configuration.md.`;
+
+async function main(argv: string[]): Promise<number> {
+  const { positionals, values } = parseArgs({ args: argv, allowPositionals: true, options: {
+    service: { type: 'string', short: 's' }, help: { type: 'boolean', short: 'h' },
+  } });
+  const command = positionals[0];
+  if (values.help || !command) {
+    process.stdout.write(`${HELP}\n`);
+    return values.help ? 0 : 1;
+  }
+  const services = values.service ? [serviceByName(values.service)] : Object.values(ALL_SERVICES);
+  if (command === 'start') return start(services, !values.service);
+  if (command === 'migrate') return migrate(services);
+  process.stderr.write(`unknown command "${command}"\n\n${HELP}\n`);
+  return 1;
+}
+
+async function start(services: ServiceDescriptor[], allInOne: boolean): Promise<number> {
+  if (!allInOne) applyLocalClusterDefaults(services[0]);
+  const server = await startRunplane({ services, allInOne });
+  await new Promise<void>((resolve) => {
+    const onSignal = (signal: string) => {
+      server.logger.info({ signal }, 'signal received');
+      server.stop().then(resolve, (err) => {
+        server.logger.error({ err }, 'shutdown failed');
+        resolve();
+      });
+    };
+    process.once('SIGTERM', onSignal);
+    process.once('SIGINT', onSignal);
+  });
+  return 0;
+}
+
+/**
+ * `npm run start:<service>` on a developer machine: point at the local NATS and PostgreSQL unless
+ * told otherwise. Never in production, where a missing setting must fail loudly.
+ */
+function applyLocalClusterDefaults(service: ServiceDescriptor): void {
+  if (process.env.NODE_ENV === 'production') return;
+  const dbVar = databaseUrlVariable(service.name);
+  if (!process.env.NATS_URL) {
+    process.env.NATS_URL = 'nats://127.0.0.1:4222';
+    process.stderr.write(`runplane: NATS_URL not set; using ${process.env.NATS_URL} (local development default)\n`);
+  }
+  if (!process.env[dbVar] && !process.env.DATABASE_URL) {
+    process.env[dbVar] = `postgresql://postgres@127.0.0.1:5432/runplane_${service.name.replace(/-/g, '_')}`;
+    process.stderr.write(`runplane: ${dbVar} not set; using ${process.env[dbVar]} (local development default)\n`);
+  }
+}
+
+/** Applies migrations to each service's database (Kubernetes runs this as an init container). */
+async function migrate(services: ServiceDescriptor[]): Promise<number> {
+  const config = loadConfig();
+  const logger = createLogger({ level: config.LOG_LEVEL });
+  const log = { info: (m: string) => logger.info(m), warn: (m: string) => logger.warn(m) };
+  let embedded: EmbeddedPostgres | undefined;
+  try {
+    for (const service of services) {
+      const url = process.env[databaseUrlVariable(service.name)] || config.DATABASE_URL;
+      if (!url) embedded ??= await EmbeddedPostgres.open(path.resolve(config.RUNPLANE_DATA_DIR));
+      await migrateTarget(url ? postgresTarget(service.name, url) : embeddedTarget(service.name, embedded!), service.migrationsDir, log);
+    }
+    return 0;
+  } finally {
+    await embedded?.close();
+  }
+}
+
+main(process.argv.slice(2)).then(
+  (code) => process.exit(code),
+  (err) => {
+    process.stderr.write(`runplane: ${err instanceof ConfigError ? err.message : (err as Error)?.stack ?? err}\n`);
+    process.exit(1);
+  },
+);

@@ -1,0 +1,3 @@
+export * from './definitions.js';
+export * from './scheduler.js';
+export * from './vault.js';

@@ -1,0 +1,1 @@
+export * from './runplane-error.js';

@@ -1,0 +1,114 @@
+import { Global, Module, type DynamicModule } from '@nestjs/common';
+import { NestFactory } from '@nestjs/core';
+import type { NestFastifyApplication } from '@nestjs/platform-fastify';
+import { AuthModule } from '@runplane/auth';
+import { Bus, BusErrorPassthroughFilter, BusTransport } from '@runplane/bus';
+import { DatabaseTargets } from '@runplane/database';
+import type { FastifyInstance } from 'fastify';
+import type { Logger } from 'pino';
+import { loadConfig, RunplaneConfig } from '../config/runplane-config.js';
+import { HealthController } from '../health/health.controller.js';
+import { ReadinessService } from '../health/readiness.js';
+import { HttpErrorFilter } from '../http/http-error.filter.js';
+import { createValidationPipe } from '../http/validation.js';
+import { createLogger, PinoNestLogger } from '../logging/logger.js';
+import { configureFastify, createHttpAdapter } from './http-adapter.js';
+import { createRuntime, type Runtime } from './runtime.js';
+import { LOGGER, type ServiceDescriptor } from './service-descriptor.js';
+
+export interface StartOptions {
+  services: ServiceDescriptor[];
+  /** True when this process runs every service (standalone): embedded storage allowed. */
+  allInOne: boolean;
+  env?: NodeJS.ProcessEnv;
+  logger?: Logger;
+}
+
+export interface RunningServer {
+  app: NestFastifyApplication;
+  url: string;
+  port: number;
+  logger: Logger;
+  /** Graceful stop: not ready, stop taking work, finish in-flight, close bus and databases. */
+  stop(): Promise<void>;
+}
+
+@Global()
+@Module({})
+class RunplaneRootModule {
+  static forRoot(services: ServiceDescriptor[], runtime: Runtime, config: RunplaneConfig, logger: Logger): DynamicModule {
+    return {
+      module: RunplaneRootModule,
+      imports: [AuthModule, ...services.map((s) => s.module)],
+      controllers: [HealthController],
+      providers: [
+        { provide: Bus, useValue: runtime.bus },
+        { provide: DatabaseTargets, useValue: runtime.databases },
+        { provide: RunplaneConfig, useValue: config },
+        { provide: LOGGER, useValue: logger },
+        ReadinessService,
+      ],
+      exports: [Bus, DatabaseTargets, RunplaneConfig, LOGGER, ReadinessService],
+    };
+  }
+}
+
+/** Starts the given services in this process: the same code path for standalone and cluster mode. */
+export async function startRunplane(options: StartOptions): Promise<RunningServer> {
+  const config = loadConfig(options.env ?? process.env);
+  const logger = options.logger ?? createLogger({ level: config.LOG_LEVEL });
+  const names = options.services.map((s) => s.name);
+  const started = Date.now();
+  const runtime = await createRuntime(names, config, logger, options.allInOne);
+  let app: NestFastifyApplication | undefined;
+  try {
+    app = await NestFactory.create<NestFastifyApplication>(
+      RunplaneRootModule.forRoot(options.services, runtime, config, logger),
+      createHttpAdapter(),
+      { logger: new PinoNestLogger(logger.child({ component: 'nest' })), abortOnError: false, bodyParser: false },
+    );
+    configureFastify(app.getHttpAdapter().getInstance() as unknown as FastifyInstance, logger, config.RUNPLANE_LOG_REQUESTS);
+    const validation = createValidationPipe();
+    app.useGlobalFilters(new HttpErrorFilter(logger));
+    app.useGlobalPipes(validation);
+
+    // Deferred so it accepts its own globals; the app runs the module hooks once, so the
+    // microservice must not run them again when it starts.
+    const busServer = app.connectMicroservice({ strategy: new BusTransport(runtime.bus) }, { inheritAppConfig: false, deferInitialization: true });
+    (busServer as unknown as { setIsInitHookCalled(v: boolean): void }).setIsInitHookCalled(true);
+    busServer.useGlobalFilters(new BusErrorPassthroughFilter());
+    busServer.useGlobalPipes(validation);
+    await app.startAllMicroservices();
+
+    const port = config.PORT ?? (options.allInOne ? 8080 : options.services[0].defaultPort);
+    await app.listen(port, config.HOST);
+    const address = app.getHttpServer().address();
+    const actualPort = typeof address === 'object' && address ? address.port : port;
+    const url = `http://${config.HOST === '0.0.0.0' ? '127.0.0.1' : config.HOST}:${actualPort}`;
+    logger.info({ services: names, port: actualPort, ms: Date.now() - started, runtime: runtime.describe }, `runplane ready at ${url}`);
+
+    const readiness = app.get(ReadinessService);
+    let stopping: Promise<void> | undefined;
+    const stop = () => (stopping ??= (async () => {
+      logger.info('shutting down: draining in-flight work');
+      readiness.startDraining();
+      const force = setTimeout(() => {
+        logger.error(`graceful shutdown took longer than ${config.RUNPLANE_SHUTDOWN_TIMEOUT_MS} ms; exiting`);
+        process.exit(1);
+      }, config.RUNPLANE_SHUTDOWN_TIMEOUT_MS);
+      force.unref();
+      try {
+        await app!.close(); // HTTP first, then bus handlers, then shutdown hooks (database clients)
+        await runtime.close();
+        logger.info('shutdown complete');
+      } finally {
+        clearTimeout(force);
+      }
+    })());
+    return { app, url, port: actualPort, logger, stop };
+  } catch (err) {
+    await app?.close().catch(() => {});
+    await runtime.close().catch(() => {});
+    throw err;
+  }
+}

@@ -1,0 +1,71 @@
+import { plainToInstance, Transform } from 'class-transformer';
+import { IsBoolean, IsIn, IsInt, IsOptional, IsString, Max, Min, MinLength, validateSync, type ValidationError } from 'class-validator';
+
+const toBool = ({ value }: { value: unknown }) =>
+  value === undefined || value === '' ? undefined : ['1', 'true', 'yes', 'on'].includes(String(value).toLowerCase());
+const toInt = ({ value }: { value: unknown }) => (value === undefined || value === '' ? undefined : Number(value));
+
+/**
+ * Every setting Runplane reads from the environment, validated at start (docs/configuration.md).
+ * Cluster mode is chosen by configuration: `NATS_URL` selects the NATS bus, and a service with a
+ * database URL (`DATABASE_URL_<SERVICE>` or `DATABASE_URL`) uses real PostgreSQL.
+ */
+export class RunplaneConfig {
+  @IsOptional() @Transform(toInt) @IsInt({ message: 'PORT must be an integer' }) @Min(0) @Max(65535)
+  PORT?: number;
+
+  @IsString() HOST = '0.0.0.0';
+
+  /** Embedded database and other local state of the standalone server. */
+  @IsString() @MinLength(1) RUNPLANE_DATA_DIR = './.runplane';
+
+  /** Bootstrap admin key: exists at start when set (stored hashed). Never logged. */
+  @IsOptional() @IsString() @MinLength(8, { message: 'RUNPLANE_API_KEY must be at least 8 characters (use 32+ random characters)' })
+  RUNPLANE_API_KEY?: string;
+
+  @IsOptional() @IsString() NATS_URL?: string;
+
+  /** Isolates several installations (or test runs) sharing one NATS server. */
+  @IsString() RUNPLANE_BUS_NAMESPACE = 'runplane';
+
+  @IsOptional() @IsString() DATABASE_URL?: string;
+
+  /** Apply each service's migrations when it starts (safe with replicas: they take a lock). */
+  @Transform(toBool) @IsBoolean() RUNPLANE_MIGRATE_ON_START = true;
+
+  @IsIn(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']) LOG_LEVEL = 'info';
+
+  /** Log every HTTP request (off by default: at thousands of requests per second it costs CPU). */
+  @Transform(toBool) @IsBoolean() RUNPLANE_LOG_REQUESTS = false;
+
+  /** How long a graceful shutdown may take before the process exits anyway. */
+  @Transform(toInt) @IsInt() @Min(1000) RUNPLANE_SHUTDOWN_TIMEOUT_MS = 25_000;
+
+  @IsOptional() @IsString() OTEL_EXPORTER_OTLP_ENDPOINT?: string;
+}
+
+/** Variables whose values must never appear in messages. */
+const SECRET_KEYS = new Set(['RUNPLANE_API_KEY', 'DATABASE_URL', 'NATS_URL']);
+
+export class ConfigError extends Error {
+  override readonly name = 'ConfigError';
+}
+
+/** Reads and validates the environment; throws ConfigError listing every problem at once. */
+export function loadConfig(env: NodeJS.ProcessEnv = process.env): RunplaneConfig & { raw: NodeJS.ProcessEnv } {
+  const known = Object.fromEntries(Object.keys(new RunplaneConfig()).concat(['PORT', 'RUNPLANE_API_KEY', 'NATS_URL', 'DATABASE_URL', 'OTEL_EXPORTER_OTLP_ENDPOINT'])
+    .filter((k) => env[k] !== undefined && env[k] !== '').map((k) => [k, env[k]]));
+  const config = plainToInstance(RunplaneConfig, known, { exposeDefaultValues: true });
+  const errors = validateSync(config, { forbidUnknownValues: false });
+  if (errors.length) {
+    const lines = errors.map((e) => describe(e, env));
+    throw new ConfigError(`invalid configuration:\n${lines.map((l) => `  - ${l}`).join('\n')}\nSee docs/configuration.md.`);
+  }
+  return Object.assign(config, { raw: env });
+}
+
+function describe(error: ValidationError, env: NodeJS.ProcessEnv): string {
+  const messages = Object.values(error.constraints ?? {}).join('; ');
+  const value = SECRET_KEYS.has(error.property) ? '(hidden)' : JSON.stringify(env[error.property]);
+  return `${error.property}: ${messages} (got ${value})`;
+}
