@@ -19,6 +19,6 @@ export function generateApiKey(): string {
  */
 export function extractApiKey(authorization: string | undefined, queryKey?: string): string | undefined {
   const header = authorization?.trim();
-  if (header) return /^bearer\s+/i.test(header) ? header.replace(/^bearer\s+/i, '').trim() || undefined : header;
+  if (header) return /^bearer(\s|$)/i.test(header) ? header.replace(/^bearer/i, '').trim() || undefined : header;
   return queryKey?.trim() || undefined;
 }
