@@ -2,5 +2,8 @@ export * from './services.js';
 export * from './errors/index.js';
 export * from './auth/index.js';
 export * from './jobs/index.js';
+export * from './endpoints/index.js';
+export * from './templates/index.js';
+export * from './workers/index.js';
 export * from './bus/index.js';
 export * from './client/index.js';

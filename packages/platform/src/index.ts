@@ -9,3 +9,5 @@ export * from './bootstrap/service-descriptor.js';
 export * from './bootstrap/http-adapter.js';
 export * from './bootstrap/runtime.js';
 export * from './bootstrap/start.js';
+export * from './telemetry/index.js';
+export * from './testing/test-server.js';

@@ -1,3 +1,5 @@
 export * from './definitions.js';
 export * from './scheduler.js';
 export * from './vault.js';
+export * from './templates.js';
+export * from './pods.js';

@@ -1,30 +1,164 @@
 import { Type } from 'class-transformer';
-import { IsIn, IsNotEmpty, IsObject, IsOptional, IsString, ValidateNested } from 'class-validator';
+import { IsArray, IsBoolean, IsIn, IsInt, IsNotEmpty, IsObject, IsOptional, IsString, Max, Min, ValidateNested } from 'class-validator';
+import { EndpointCreateDto, EndpointUpdateDto, type Endpoint, type HealthRecord } from '../endpoints/endpoint.dto.js';
+import { JOB_STATUSES, type JobStatus } from '../jobs/job-status.js';
 import { JobRequestDto } from '../jobs/job-request.dto.js';
 import type { JobAccepted, JobRecord } from '../jobs/job-record.js';
-import { defineRpc } from './definitions.js';
+import { JOB_LIMITS } from '../jobs/limits.js';
+import type { JobDoneBody, WorkerJob } from '../workers/worker-protocol.js';
+import { defineRpc, defineSignal } from './definitions.js';
 
-/** Every scheduler call carries the caller's user: jobs are scoped to their owner. */
+// ---- requests from the public queue API (queue-api) ------------------------------------------
+
+/** Every client-side scheduler call carries the caller's user: jobs and endpoints are scoped to it. */
 export class OwnedRequest {
   @IsString() @IsNotEmpty() ownerId!: string;
 }
 
-export class SubmitJobRequest extends OwnedRequest {
+export class EndpointScopedRequest extends OwnedRequest {
+  @IsString() @IsNotEmpty() endpointId!: string;
+}
+
+export class JobScopedRequest extends EndpointScopedRequest {
+  @IsString() @IsNotEmpty() jobId!: string;
+}
+
+export class SubmitJobRequest extends EndpointScopedRequest {
   /** Chosen by queue-api so a retried submission cannot create a second job. */
   @IsString() @IsNotEmpty() jobId!: string;
-  @IsString() @IsNotEmpty() endpointId!: string;
   @IsIn(['run', 'runsync']) mode!: 'run' | 'runsync';
   @IsObject() @ValidateNested() @Type(() => JobRequestDto) job!: JobRequestDto;
-  @IsOptional() @IsString() idempotencyKey?: string;
 }
 
-export class GetJobRequest extends OwnedRequest {
+export class GetJobRequest extends JobScopedRequest {
+  /** `/status?ttl=`: sets the job's TTL (ms from submission). */
+  @IsOptional() @IsInt() @Min(JOB_LIMITS.ttl.min) @Max(JOB_LIMITS.ttl.max) ttlMs?: number;
+}
+
+/** Blocks until the job is final or `waitMs` elapses (runsync, status-sync), then returns its record. */
+export class AwaitJobRequest extends JobScopedRequest {
+  @IsInt() @Min(0) @Max(JOB_LIMITS.runsyncWait.max) waitMs!: number;
+}
+
+/** Drains the job's unread stream chunks, waiting up to `waitMs` when there are none and it is not final. */
+export class StreamJobRequest extends JobScopedRequest {
+  @IsInt() @Min(0) @Max(JOB_LIMITS.streamWait.max) waitMs!: number;
+}
+
+export interface StreamResponse {
+  id: string;
+  status: JobStatus;
+  stream: Array<{ output: unknown }>;
+}
+
+export class ListJobsRequest extends EndpointScopedRequest {
+  @IsOptional() @IsIn(JOB_STATUSES) status?: JobStatus;
+  @IsInt() @Min(1) @Max(100) limit!: number;
+  @IsOptional() @IsString() cursor?: string;
+}
+
+export interface ListJobsResponse {
+  requests: Array<{ id: string; status: JobStatus; createdAt: string; delayTime?: number; executionTime?: number }>;
+  nextCursor: string | null;
+}
+
+export interface PurgeResponse {
+  removed: number;
+  status: string;
+}
+
+// ---- requests from workers (through queue-api's worker routes) -------------------------------
+
+export class WorkerRequest {
   @IsString() @IsNotEmpty() endpointId!: string;
-  @IsString() @IsNotEmpty() jobId!: string;
+  @IsString() @IsNotEmpty() workerId!: string;
 }
 
-/** Request/reply operations answered by the scheduler, which owns jobs and endpoints. */
+/** job-take / job-take-batch: long poll for up to `waitMs`, then `{jobs: []}`. */
+export class TakeJobsRequest extends WorkerRequest {
+  @IsInt() @Min(1) @Max(100) batchSize!: number;
+  @IsInt() @Min(0) @Max(60_000) waitMs!: number;
+}
+
+export interface TakeJobsResponse {
+  jobs: WorkerJob[];
+}
+
+/** Jobs handed out whose HTTP response could not be delivered: back to the queue, no retry counted. */
+export class ReleaseJobsRequest extends WorkerRequest {
+  @IsArray() @IsString({ each: true }) jobIds!: string[];
+}
+
+export class JobDoneRequest extends WorkerRequest {
+  @IsString() @IsNotEmpty() jobId!: string;
+  /** The raw job-done body (reference §1.5); interpreted by the scheduler. */
+  @IsObject() body!: JobDoneBody;
+  @IsBoolean() isStream!: boolean;
+}
+
+export class JobStreamRequest extends WorkerRequest {
+  @IsString() @IsNotEmpty() jobId!: string;
+  /** The raw job-stream body, normally `{output}`. */
+  @IsObject() body!: Record<string, unknown>;
+}
+
+export class PingRequest extends WorkerRequest {
+  @IsArray() @IsString({ each: true }) jobIds!: string[];
+}
+
+/** job-stop: long poll for jobs this worker must abandon (cancelled, timed out, expired). */
+export class StopJobsRequest extends WorkerRequest {
+  @IsInt() @Min(0) @Max(60_000) waitMs!: number;
+}
+
+export interface StopJobsResponse {
+  jobsToStop: string[];
+}
+
+export interface Ack {
+  ok: true;
+}
+
+// ---- endpoints (through pod-rest's /v1/endpoints) --------------------------------------------
+
+export class CreateEndpointRequest extends OwnedRequest {
+  @IsObject() @ValidateNested() @Type(() => EndpointCreateDto) endpoint!: EndpointCreateDto;
+}
+
+export class UpdateEndpointRequest extends EndpointScopedRequest {
+  @IsObject() @ValidateNested() @Type(() => EndpointUpdateDto) changes!: EndpointUpdateDto;
+}
+
+/**
+ * Request/reply operations answered by the scheduler, which owns endpoints and jobs: their state
+ * machine, durable timers, dispatch to workers, worker liveness.
+ */
 export const SchedulerRpc = {
   submitJob: defineRpc<SubmitJobRequest, JobAccepted>('scheduler', 'jobs.submit', SubmitJobRequest),
   getJob: defineRpc<GetJobRequest, JobRecord>('scheduler', 'jobs.get', GetJobRequest),
+  awaitJob: defineRpc<AwaitJobRequest, JobRecord>('scheduler', 'jobs.await', AwaitJobRequest),
+  streamJob: defineRpc<StreamJobRequest, StreamResponse>('scheduler', 'jobs.stream', StreamJobRequest),
+  cancelJob: defineRpc<JobScopedRequest, JobAccepted>('scheduler', 'jobs.cancel', JobScopedRequest),
+  retryJob: defineRpc<JobScopedRequest, JobAccepted>('scheduler', 'jobs.retry', JobScopedRequest),
+  purgeQueue: defineRpc<EndpointScopedRequest, PurgeResponse>('scheduler', 'jobs.purge', EndpointScopedRequest),
+  listJobs: defineRpc<ListJobsRequest, ListJobsResponse>('scheduler', 'jobs.list', ListJobsRequest),
+  health: defineRpc<EndpointScopedRequest, HealthRecord>('scheduler', 'endpoints.health', EndpointScopedRequest),
+
+  takeJobs: defineRpc<TakeJobsRequest, TakeJobsResponse>('scheduler', 'workers.take', TakeJobsRequest),
+  releaseJobs: defineRpc<ReleaseJobsRequest, Ack>('scheduler', 'workers.release', ReleaseJobsRequest),
+  jobDone: defineRpc<JobDoneRequest, Ack>('scheduler', 'workers.done', JobDoneRequest),
+  jobStream: defineRpc<JobStreamRequest, Ack>('scheduler', 'workers.stream', JobStreamRequest),
+  ping: defineRpc<PingRequest, Ack>('scheduler', 'workers.ping', PingRequest),
+  stopJobs: defineRpc<StopJobsRequest, StopJobsResponse>('scheduler', 'workers.stop', StopJobsRequest),
+
+  createEndpoint: defineRpc<CreateEndpointRequest, Endpoint>('scheduler', 'endpoints.create', CreateEndpointRequest),
+  listEndpoints: defineRpc<OwnedRequest, Endpoint[]>('scheduler', 'endpoints.list', OwnedRequest),
+  getEndpoint: defineRpc<EndpointScopedRequest, Endpoint>('scheduler', 'endpoints.get', EndpointScopedRequest),
+  updateEndpoint: defineRpc<UpdateEndpointRequest, Endpoint>('scheduler', 'endpoints.update', UpdateEndpointRequest),
+  deleteEndpoint: defineRpc<EndpointScopedRequest, Ack>('scheduler', 'endpoints.delete', EndpointScopedRequest),
+} as const;
+
+export const SchedulerSignals = {
+  /** A job changed state or got output: wakes long polls (await, stream, take, stop) on every replica. */
+  jobChanged: defineSignal<{ endpointId: string; jobId: string }>('scheduler.jobs.changed'),
 } as const;

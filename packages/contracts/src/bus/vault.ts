@@ -11,6 +11,18 @@ export interface VerifyApiKeyResponse {
   principal: Principal | null;
 }
 
+/** A key for one endpoint's worker routes (RUNPOD_AI_API_KEY of a managed worker). */
+export class MintWorkerKeyRequest {
+  @IsString() @IsNotEmpty() userId!: string;
+  @IsString() @IsNotEmpty() endpointId!: string;
+}
+
+export interface MintWorkerKeyResponse {
+  keyId: string;
+  /** Shown only here; the vault keeps its hash. */
+  key: string;
+}
+
 export class ApiKeyRevokedSignal {
   @IsString() @IsNotEmpty() keyHash!: string;
 }
@@ -18,6 +30,7 @@ export class ApiKeyRevokedSignal {
 /** Request/reply operations answered by secrets-vault, which owns users, API keys and secrets. */
 export const VaultRpc = {
   verifyApiKey: defineRpc<VerifyApiKeyRequest, VerifyApiKeyResponse>('secrets-vault', 'apikeys.verify', VerifyApiKeyRequest),
+  mintWorkerKey: defineRpc<MintWorkerKeyRequest, MintWorkerKeyResponse>('secrets-vault', 'apikeys.mint-worker', MintWorkerKeyRequest),
 } as const;
 
 export const VaultSignals = {

@@ -28,8 +28,11 @@ export async function createRuntime(services: ServiceName[], config: RunplaneCon
   }
 
   const describe: string[] = [];
-  const embedded = needsEmbedded ? await EmbeddedPostgres.open(path.resolve(config.RUNPLANE_DATA_DIR)) : undefined;
-  if (embedded) describe.push(`embedded database in ${path.resolve(config.RUNPLANE_DATA_DIR)}`);
+  // RUNPLANE_DATA_DIR=memory keeps everything in memory (tests, throw-away demos).
+  const inMemory = config.RUNPLANE_DATA_DIR === 'memory';
+  const dataDir = inMemory ? undefined : path.resolve(config.RUNPLANE_DATA_DIR);
+  const embedded = needsEmbedded ? await EmbeddedPostgres.open(dataDir) : undefined;
+  if (embedded) describe.push(`embedded database ${dataDir ? `in ${dataDir}` : 'in memory'}`);
 
   let bus: Bus;
   try {

@@ -12,6 +12,7 @@ import { ReadinessService } from '../health/readiness.js';
 import { HttpErrorFilter } from '../http/http-error.filter.js';
 import { createValidationPipe } from '../http/validation.js';
 import { createLogger, PinoNestLogger } from '../logging/logger.js';
+import { shutdownTelemetry, TracingInterceptor } from '../telemetry/index.js';
 import { configureFastify, createHttpAdapter } from './http-adapter.js';
 import { createRuntime, type Runtime } from './runtime.js';
 import { LOGGER, type ServiceDescriptor } from './service-descriptor.js';
@@ -29,6 +30,8 @@ export interface RunningServer {
   url: string;
   port: number;
   logger: Logger;
+  /** The process's bus (tests use it to call services directly). */
+  bus: Bus;
   /** Graceful stop: not ready, stop taking work, finish in-flight, close bus and databases. */
   stop(): Promise<void>;
 }
@@ -71,6 +74,7 @@ export async function startRunplane(options: StartOptions): Promise<RunningServe
     const validation = createValidationPipe();
     app.useGlobalFilters(new HttpErrorFilter(logger));
     app.useGlobalPipes(validation);
+    app.useGlobalInterceptors(new TracingInterceptor());
 
     // Deferred so it accepts its own globals; the app runs the module hooks once, so the
     // microservice must not run them again when it starts.
@@ -78,6 +82,7 @@ export async function startRunplane(options: StartOptions): Promise<RunningServe
     (busServer as unknown as { setIsInitHookCalled(v: boolean): void }).setIsInitHookCalled(true);
     busServer.useGlobalFilters(new BusErrorPassthroughFilter());
     busServer.useGlobalPipes(validation);
+    busServer.useGlobalInterceptors(new TracingInterceptor());
     await app.startAllMicroservices();
 
     const port = config.PORT ?? (options.allInOne ? 8080 : options.services[0].defaultPort);
@@ -100,12 +105,13 @@ export async function startRunplane(options: StartOptions): Promise<RunningServe
       try {
         await app!.close(); // HTTP first, then bus handlers, then shutdown hooks (database clients)
         await runtime.close();
+        await shutdownTelemetry(logger); // flushes buffered spans; a no-op when tracing is off
         logger.info('shutdown complete');
       } finally {
         clearTimeout(force);
       }
     })());
-    return { app, url, port: actualPort, logger, stop };
+    return { app, url, port: actualPort, logger, bus: runtime.bus, stop };
   } catch (err) {
     await app?.close().catch(() => {});
     await runtime.close().catch(() => {});

@@ -1,0 +1,72 @@
+import { IsArray, IsIn, IsInt, IsOptional, IsString, Max, MaxLength, Min, MinLength } from 'class-validator';
+import { JOB_LIMITS } from '../jobs/limits.js';
+
+export const SCALER_TYPES = ['QUEUE_DELAY', 'REQUEST_COUNT'] as const;
+export type ScalerType = (typeof SCALER_TYPES)[number];
+
+/** Defaults of RunPod REST v1 EndpointCreateInput (contract §6, reference §4.2). */
+export const ENDPOINT_DEFAULTS = {
+  computeType: 'GPU' as 'GPU' | 'CPU',
+  gpuCount: 1,
+  workersMin: 0,
+  workersMax: 3,
+  idleTimeout: 5,
+  scalerType: 'QUEUE_DELAY' as ScalerType,
+  scalerValue: 4,
+  executionTimeoutMs: JOB_LIMITS.executionTimeout.default,
+};
+
+/** Fields an endpoint update may change (RunPod EndpointUpdateInput: all optional). */
+export class EndpointUpdateDto {
+  @IsOptional() @IsString() @MaxLength(191) name?: string;
+  @IsOptional() @IsString() @MinLength(1) templateId?: string;
+  @IsOptional() @IsArray() @IsString({ each: true }) gpuTypeIds?: string[];
+  @IsOptional() @IsInt() @Min(1) @Max(16) gpuCount?: number;
+  @IsOptional() @IsArray() @IsString({ each: true }) cpuFlavorIds?: string[];
+  @IsOptional() @IsInt() @Min(1) vcpuCount?: number;
+  @IsOptional() @IsInt() @Min(0) @Max(1000) workersMin?: number;
+  @IsOptional() @IsInt() @Min(0) @Max(1000) workersMax?: number;
+  @IsOptional() @IsInt() @Min(1) @Max(3600) idleTimeout?: number;
+  @IsOptional() @IsInt() @Min(JOB_LIMITS.executionTimeout.min) @Max(JOB_LIMITS.executionTimeout.max) executionTimeoutMs?: number;
+  @IsOptional() @IsIn(SCALER_TYPES) scalerType?: ScalerType;
+  @IsOptional() @IsInt() @Min(1) scalerValue?: number;
+  @IsOptional() @IsString() networkVolumeId?: string;
+  @IsOptional() @IsArray() @IsString({ each: true }) dataCenterIds?: string[];
+}
+
+/** Body of `POST /v1/endpoints` (RunPod EndpointCreateInput: only templateId is required). */
+export class EndpointCreateDto extends EndpointUpdateDto {
+  @IsString() @MinLength(1) declare templateId: string;
+  @IsOptional() @IsIn(['GPU', 'CPU']) computeType?: 'GPU' | 'CPU';
+}
+
+/** An endpoint as REST v1 returns it (reference §4.2 "Endpoint"). */
+export interface Endpoint {
+  id: string;
+  name: string;
+  templateId: string;
+  userId: string;
+  /** Bumped by every template or configuration change that needs new workers (rolling release). */
+  version: number;
+  createdAt: string;
+  computeType: 'GPU' | 'CPU';
+  gpuTypeIds: string[];
+  gpuCount: number;
+  cpuFlavorIds: string[];
+  vcpuCount: number;
+  dataCenterIds: string[];
+  env: Record<string, string>;
+  executionTimeoutMs: number;
+  idleTimeout: number;
+  scalerType: ScalerType;
+  scalerValue: number;
+  workersMin: number;
+  workersMax: number;
+  networkVolumeId?: string | null;
+}
+
+/** `/health` (spec "Health record" + contract §3 worker states). */
+export interface HealthRecord {
+  jobs: { completed: number; failed: number; inProgress: number; inQueue: number; retried: number };
+  workers: { idle: number; initializing: number; ready: number; running: number; throttled: number; unhealthy: number };
+}
