@@ -20,7 +20,11 @@ export type RpcHandler<Req, Res> = (payload: Req, context: { subject: string; he
 export type SignalHandler<T> = (payload: T) => void | Promise<void>;
 
 export interface PublishOptions {
-  /** Event id, used for de-duplication by the bus (e.g. the outbox row id). Random if omitted. */
+  /**
+   * Event id, used for de-duplication by the bus (e.g. the outbox row id). Random if omitted. A
+   * publish is dropped when the same id was published less than 2 minutes before (JetStream's
+   * duplicate window; the in-process journals also drop it while the first is still held).
+   */
   id?: string;
   headers?: Headers;
 }

@@ -36,16 +36,28 @@ async function start(services: ServiceDescriptor[], allInOne: boolean): Promise<
   if (!allInOne) applyLocalClusterDefaults(services[0]);
   const server = await startRunplane({ services, allInOne });
   await new Promise<void>((resolve) => {
-    const onSignal = (signal: string) => {
+    let stopping = false;
+    const onSignal = (signal: NodeJS.Signals) => {
+      if (stopping) {
+        // A supervisor may repeat SIGTERM; a second Ctrl-C means "now".
+        if (signal === 'SIGINT') {
+          server.logger.warn('second interrupt: exiting without finishing the graceful shutdown');
+          server.logger.flush();
+          process.exit(130);
+        }
+        return;
+      }
+      stopping = true;
       server.logger.info({ signal }, 'signal received');
       server.stop().then(resolve, (err) => {
         server.logger.error({ err }, 'shutdown failed');
         resolve();
       });
     };
-    process.once('SIGTERM', onSignal);
-    process.once('SIGINT', onSignal);
+    process.on('SIGTERM', onSignal);
+    process.on('SIGINT', onSignal);
   });
+  server.logger.flush();
   return 0;
 }
 

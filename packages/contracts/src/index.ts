@@ -1,3 +1,6 @@
+// Decorators of the DTOs below read and write metadata at load time.
+import 'reflect-metadata';
+
 export * from './services.js';
 export * from './errors/index.js';
 export * from './auth/index.js';

@@ -13,7 +13,12 @@ const [command, ...rest] = process.argv.slice(2);
 
 if (command === 'migrate-create') {
   const { createMigration } = await import('../dist/migrate-create.js');
-  await createMigration({ cwd: process.cwd(), name: rest[0] });
+  try {
+    await createMigration({ cwd: process.cwd(), name: rest.join('_') || undefined });
+  } catch (err) {
+    process.stderr.write(`runplane-prisma migrate-create: ${err instanceof Error ? err.message : String(err)}\n`);
+    process.exit(1);
+  }
   process.exit(0);
 }
 

@@ -23,30 +23,60 @@ export class EmbeddedPostgres {
       const pglite = await PGlite.create({ dataDir: path.join(dataDir, 'pgdata') });
       return new EmbeddedPostgres(pglite, lockFile);
     } catch (err) {
-      fs.rmSync(lockFile, { force: true });
+      releaseLock(lockFile);
       throw err;
     }
   }
 
   async close(): Promise<void> {
-    if (!this.pglite.closed) await this.pglite.close();
-    if (this.lockFile) fs.rmSync(this.lockFile, { force: true });
+    try {
+      if (!this.pglite.closed) await this.pglite.close();
+    } finally {
+      if (this.lockFile) releaseLock(this.lockFile);
+    }
   }
 }
 
-/** PGlite must never be opened by two processes at once: that corrupts the data directory. */
+/**
+ * Lock files held by this process. The pid in a lock file cannot tell "opened twice by this
+ * process" from "left behind by a dead process that had our pid" (containers restart with the
+ * same pid), so this process remembers its own locks.
+ */
+const heldLocks = new Set<string>();
+
+/** PGlite must never be opened twice at once (by two processes, or twice in one): that corrupts the data directory. */
 function takeLock(dataDir: string): string {
-  const lockFile = path.join(dataDir, 'runplane.lock');
-  try {
-    fs.writeFileSync(lockFile, String(process.pid), { flag: 'wx' });
-    return lockFile;
-  } catch {
-    const holder = Number(fs.readFileSync(lockFile, 'utf8'));
+  const lockFile = path.resolve(dataDir, 'runplane.lock');
+  if (heldLocks.has(lockFile)) {
+    throw new Error(`data directory ${dataDir} is already open in this process`);
+  }
+  for (let attempt = 0; ; attempt++) {
+    try {
+      fs.writeFileSync(lockFile, String(process.pid), { flag: 'wx' });
+      heldLocks.add(lockFile);
+      return lockFile;
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code !== 'EEXIST' || attempt > 2) throw err;
+    }
+    const holder = readHolder(lockFile);
     if (holder && holder !== process.pid && isAlive(holder)) {
       throw new Error(`data directory ${dataDir} is in use by process ${holder}; stop it first or choose another RUNPLANE_DATA_DIR`);
     }
-    fs.writeFileSync(lockFile, String(process.pid)); // stale lock of a process that died
-    return lockFile;
+    // A stale lock of a process that died (or unreadable garbage): remove it and retry `wx`.
+    fs.rmSync(lockFile, { force: true });
+  }
+}
+
+function releaseLock(lockFile: string): void {
+  heldLocks.delete(lockFile);
+  fs.rmSync(lockFile, { force: true });
+}
+
+function readHolder(lockFile: string): number {
+  try {
+    return Number(fs.readFileSync(lockFile, 'utf8').trim());
+  } catch {
+    return 0; // removed meanwhile
   }
 }
 

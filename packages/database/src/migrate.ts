@@ -26,8 +26,11 @@ export async function applyMigrations(session: SqlSession, schema: string, migra
   const s = quoteIdent(schema);
   const release = await session.lockMigrations();
   try {
-    await session.exec(`CREATE SCHEMA IF NOT EXISTS ${s};
-      CREATE TABLE IF NOT EXISTS ${s}."_prisma_migrations" (
+    // Postgres checks the database-level CREATE privilege even for IF NOT EXISTS, so a schema an
+    // operator created beforehand for a restricted user must not be "created" again.
+    const [existing] = await session.query('SELECT 1 FROM pg_namespace WHERE nspname = $1', [schema]);
+    if (!existing) await session.exec(`CREATE SCHEMA IF NOT EXISTS ${s}`);
+    await session.exec(`CREATE TABLE IF NOT EXISTS ${s}."_prisma_migrations" (
         id VARCHAR(36) PRIMARY KEY NOT NULL,
         checksum VARCHAR(64) NOT NULL,
         finished_at TIMESTAMPTZ,
@@ -43,7 +46,8 @@ export async function applyMigrations(session: SqlSession, schema: string, migra
     if (failed.length) {
       throw new Error(`schema "${schema}" has failed migrations (${failed.map((r) => r.migration_name).join(', ')}); resolve them before migrating (prisma migrate resolve)`);
     }
-    const applied = new Map(rows.filter((r) => r.finished_at).map((r) => [r.migration_name, r.checksum]));
+    // A finished row that was later marked rolled back does not count as applied (as in Prisma).
+    const applied = new Map(rows.filter((r) => r.finished_at && !r.rolled_back_at).map((r) => [r.migration_name, r.checksum]));
     const result: MigrationResult = { applied: [], alreadyApplied: 0 };
     for (const migration of readMigrations(migrationsDir)) {
       const known = applied.get(migration.name);
@@ -61,7 +65,7 @@ export async function applyMigrations(session: SqlSession, schema: string, migra
           [randomUUID(), sha256(migration.sql), migration.name],
         );
       }).catch((err: Error) => {
-        throw new Error(`migration ${migration.name} failed on schema "${schema}": ${err.message}`);
+        throw new Error(`migration ${migration.name} failed on schema "${schema}" (rolled back, nothing recorded): ${err.message}`, { cause: err });
       });
       log?.info(`applied migration ${migration.name} to schema "${schema}"`);
       result.applied.push(migration.name);

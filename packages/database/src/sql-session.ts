@@ -28,33 +28,42 @@ export async function openSqlSession(target: DatabaseTarget): Promise<SqlSession
   // and the migration lock is a no-op.
   if (target.kind === 'embedded') return pgliteSession(target.embedded.pglite);
   const client = await connectCreatingDatabase(target.url);
-  const run: SqlTx = {
+  // Like PGlite's mutex: a transaction holds the connection, and statements from other callers
+  // wait for it to end instead of silently running (and rolling back) inside it.
+  let tail: Promise<unknown> = Promise.resolve();
+  const exclusive = <T>(fn: () => Promise<T>): Promise<T> => {
+    const result = tail.then(fn);
+    tail = result.catch(() => {});
+    return result;
+  };
+  const direct: SqlTx = {
     query: async (sql, params) => (await client.query(sql, params)).rows,
     exec: async (script) => void (await client.query(script)),
   };
   return {
-    ...run,
-    transaction: async (fn) => {
+    query: (sql, params) => exclusive(() => direct.query(sql, params)),
+    exec: (script) => exclusive(() => direct.exec(script)),
+    transaction: (fn) => exclusive(async () => {
       await client.query('BEGIN');
       try {
-        const result = await fn(run);
+        const result = await fn(direct);
         await client.query('COMMIT');
         return result;
       } catch (err) {
         await client.query('ROLLBACK').catch(() => {});
         throw err;
       }
-    },
+    }),
     lockMigrations: async (timeoutMs = 10_000) => {
       const deadline = Date.now() + timeoutMs;
       for (;;) {
-        const [row] = (await client.query<{ ok: boolean }>('SELECT pg_try_advisory_lock($1) AS ok', [PRISMA_MIGRATION_LOCK])).rows;
-        if (row.ok) return async () => void (await client.query('SELECT pg_advisory_unlock($1)', [PRISMA_MIGRATION_LOCK]));
+        const [row] = await exclusive(() => direct.query<{ ok: boolean }>('SELECT pg_try_advisory_lock($1) AS ok', [PRISMA_MIGRATION_LOCK]));
+        if (row.ok) return async () => void (await exclusive(() => direct.query('SELECT pg_advisory_unlock($1)', [PRISMA_MIGRATION_LOCK])));
         if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for the migration lock (another migration is running)`);
         await new Promise((r) => setTimeout(r, 200));
       }
     },
-    close: () => client.end(),
+    close: () => exclusive(() => client.end()),
   };
 }
 
@@ -77,27 +86,33 @@ export function pgliteSession(db: PGlite): SqlSession {
  * has its own database and nobody should have to create six by hand).
  */
 async function connectCreatingDatabase(url: string): Promise<pg.Client> {
-  const client = new pg.Client({ connectionString: url });
   try {
-    await client.connect();
-    return client;
+    return await connect(url);
   } catch (err) {
     if ((err as { code?: string }).code !== '3D000') throw err;
   }
-  const target = new URL(url);
-  const name = decodeURIComponent(target.pathname.slice(1));
+  const name = decodeURIComponent(new URL(url).pathname.slice(1));
   const admin = new URL(url);
   admin.pathname = '/postgres';
-  const adminClient = new pg.Client({ connectionString: admin.toString() });
-  await adminClient.connect();
+  const adminClient = await connect(admin.toString());
   try {
     await adminClient.query(`CREATE DATABASE "${name.replace(/"/g, '""')}"`);
   } catch (err) {
-    if ((err as { code?: string }).code !== '42P04') throw err; // created meanwhile by a sibling
+    // Created meanwhile by a sibling: 42P04 if it committed first, 23505 (pg_database's unique
+    // index) if both were creating it at the same moment.
+    const code = (err as { code?: string }).code;
+    if (code !== '42P04' && code !== '23505') throw err;
   } finally {
     await adminClient.end();
   }
-  const retry = new pg.Client({ connectionString: url });
-  await retry.connect();
-  return retry;
+  return connect(url);
+}
+
+async function connect(url: string): Promise<pg.Client> {
+  const client = new pg.Client({ connectionString: url });
+  // Without a listener, a dropped idle connection (server restart, network) emits an unhandled
+  // 'error' and kills the process; with one, the next query fails instead.
+  client.on('error', () => {});
+  await client.connect();
+  return client;
 }

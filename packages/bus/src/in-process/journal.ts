@@ -9,6 +9,13 @@ export interface JournalEvent {
   publishedAt: string;
 }
 
+/**
+ * How long an event id keeps de-duplicating publishes after its event was fully handled (JetStream's
+ * duplicate window on NatsBus is the same). Pending and dead-lettered events de-duplicate as long as
+ * they are held.
+ */
+export const DEDUP_WINDOW_MS = 2 * 60 * 1000;
+
 export interface PendingDelivery {
   event: JournalEvent;
   /** Deliveries already attempted (0 for a new event). */
@@ -21,13 +28,19 @@ export interface PendingDelivery {
  * crash are delivered after the restart, as JetStream would.
  */
 export interface EventJournal {
-  /** Stores the event with one pending delivery per group; false when the id was already stored. */
+  /**
+   * Stores the event with one pending delivery per group; false when the id is already held or was
+   * handled less than DEDUP_WINDOW_MS ago (an outbox relay re-publishing after a crash).
+   */
   append(event: JournalEvent, groups: readonly string[]): Promise<boolean>;
   /** Unsettled deliveries of `subject` for `group`, oldest first. */
   pending(subject: string, group: string): Promise<PendingDelivery[]>;
   /** Records a failed attempt (so a restart resumes with the right delivery count). */
   recordAttempt(eventId: string, group: string, error: string): Promise<void>;
-  /** The group is done with the event: handled, or dead-lettered after too many attempts. */
+  /**
+   * The group is done with the event: handled, or dead-lettered after too many attempts. Events
+   * every group handled are dropped once the de-duplication window is over; dead letters are kept.
+   */
   settle(eventId: string, group: string, outcome: 'acked' | 'dead', error?: string): Promise<void>;
   close(): Promise<void>;
 }
@@ -38,9 +51,16 @@ interface MemoryDelivery { attempts: number; state: 'pending' | 'acked' | 'dead'
 export class MemoryJournal implements EventJournal {
   private readonly events = new Map<string, JournalEvent>();
   private readonly deliveries = new Map<string, Map<string, MemoryDelivery>>();
+  /** Ids of events every group acknowledged, with their publish time, kept for de-duplication. */
+  private readonly handled = new Map<string, number>();
 
   async append(event: JournalEvent, groups: readonly string[]): Promise<boolean> {
-    if (this.events.has(event.id)) return false;
+    const horizon = Date.now() - DEDUP_WINDOW_MS;
+    for (const [id, at] of this.handled) {
+      if (at >= horizon) break; // insertion order is roughly publish order
+      this.handled.delete(id);
+    }
+    if (this.events.has(event.id) || this.handled.has(event.id)) return false;
     this.events.set(event.id, event);
     this.deliveries.set(event.id, new Map(groups.map((g) => [g, { attempts: 0, state: 'pending' as const }])));
     return true;
@@ -66,7 +86,8 @@ export class MemoryJournal implements EventJournal {
     if (!d) return;
     d.state = outcome;
     d.error = error;
-    if ([...byGroup!.values()].every((x) => x.state !== 'pending')) {
+    if ([...byGroup!.values()].every((x) => x.state === 'acked')) {
+      this.handled.set(eventId, Date.parse(this.events.get(eventId)!.publishedAt));
       this.events.delete(eventId);
       this.deliveries.delete(eventId);
     }

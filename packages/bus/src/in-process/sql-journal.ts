@@ -1,4 +1,4 @@
-import type { EventJournal, JournalEvent, PendingDelivery } from './journal.js';
+import { DEDUP_WINDOW_MS, type EventJournal, type JournalEvent, type PendingDelivery } from './journal.js';
 
 /** The little a journal needs from a Postgres client; PGlite and node-postgres both fit. */
 export interface SqlClient {
@@ -11,6 +11,8 @@ export interface SqlClient {
  * JetStream's storage: it is not a service's data and no service reads it.
  */
 export class SqlEventJournal implements EventJournal {
+  private lastPrune = 0;
+
   private constructor(private readonly db: SqlClient, private readonly schema: string) {}
 
   static async open(db: SqlClient, schema = 'runplane_bus'): Promise<SqlEventJournal> {
@@ -24,6 +26,7 @@ export class SqlEventJournal implements EventJournal {
       state TEXT NOT NULL DEFAULT 'pending', attempts INT NOT NULL DEFAULT 0, last_error TEXT,
       PRIMARY KEY (event_id, grp))`);
     await db.query(`CREATE INDEX IF NOT EXISTS delivery_pending ON ${s}.delivery (grp) WHERE state = 'pending'`);
+    await db.query(`CREATE INDEX IF NOT EXISTS event_published_at ON ${s}.event (published_at)`);
     return new SqlEventJournal(db, s);
   }
 
@@ -58,9 +61,20 @@ export class SqlEventJournal implements EventJournal {
   async settle(eventId: string, group: string, outcome: 'acked' | 'dead', error?: string): Promise<void> {
     await this.db.query(`UPDATE ${this.schema}.delivery SET state = $3, last_error = COALESCE($4, last_error) WHERE event_id = $1 AND grp = $2`,
       [eventId, group, outcome, error?.slice(0, 2000) ?? null]);
-    // Dead letters keep their event for inspection; fully acknowledged events are dropped.
-    await this.db.query(`DELETE FROM ${this.schema}.event e WHERE e.id = $1
-      AND NOT EXISTS (SELECT 1 FROM ${this.schema}.delivery d WHERE d.event_id = $1 AND d.state <> 'acked')`, [eventId]);
+    await this.prune();
+  }
+
+  /**
+   * Drops events every group acknowledged once their de-duplication window is over (their row is
+   * what makes a re-publish with the same id a no-op). Dead letters keep their event for inspection.
+   * Runs at most every 10 s: it is housekeeping, not part of settling.
+   */
+  private async prune(): Promise<void> {
+    if (Date.now() - this.lastPrune < 10_000) return;
+    this.lastPrune = Date.now();
+    await this.db.query(`DELETE FROM ${this.schema}.event e WHERE e.published_at < $1
+      AND NOT EXISTS (SELECT 1 FROM ${this.schema}.delivery d WHERE d.event_id = e.id AND d.state <> 'acked')`,
+    [new Date(Date.now() - DEDUP_WINDOW_MS).toISOString()]);
   }
 
   async close(): Promise<void> {}

@@ -1,4 +1,4 @@
-import { Bus, InProcessBus, SqlEventJournal } from '@runplane/bus';
+import { Bus, InProcessBus, NatsBus, SqlEventJournal } from '@runplane/bus';
 import type { ServiceName } from '@runplane/contracts';
 import { DatabaseTargets, EmbeddedPostgres, databaseUrlVariable, embeddedTarget, postgresTarget, type DatabaseTarget } from '@runplane/database';
 import path from 'node:path';
@@ -37,7 +37,6 @@ export async function createRuntime(services: ServiceName[], config: RunplaneCon
   let bus: Bus;
   try {
     if (config.NATS_URL) {
-      const { NatsBus } = (await import('@runplane/bus')) as any; // TEMP until NatsBus lands
       bus = await NatsBus.connect({ servers: config.NATS_URL, name: `runplane-${services.length === 1 ? services[0] : 'all'}`, namespace: config.RUNPLANE_BUS_NAMESPACE, logger });
       describe.push(`NATS bus (namespace ${config.RUNPLANE_BUS_NAMESPACE})`);
     } else {
