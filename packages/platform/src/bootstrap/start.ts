@@ -12,7 +12,7 @@ import { ReadinessService } from '../health/readiness.js';
 import { HttpErrorFilter } from '../http/http-error.filter.js';
 import { createValidationPipe } from '../http/validation.js';
 import { createLogger, PinoNestLogger } from '../logging/logger.js';
-import { shutdownTelemetry, TracingInterceptor } from '../telemetry/index.js';
+import { shutdownTelemetry, tracingInterceptors } from '../telemetry/index.js';
 import { configureFastify, createHttpAdapter } from './http-adapter.js';
 import { createRuntime, type Runtime } from './runtime.js';
 import { LOGGER, type ServiceDescriptor } from './service-descriptor.js';
@@ -74,7 +74,7 @@ export async function startRunplane(options: StartOptions): Promise<RunningServe
     const validation = createValidationPipe();
     app.useGlobalFilters(new HttpErrorFilter(logger));
     app.useGlobalPipes(validation);
-    app.useGlobalInterceptors(new TracingInterceptor());
+    app.useGlobalInterceptors(...tracingInterceptors());
 
     // Deferred so it accepts its own globals; the app runs the module hooks once, so the
     // microservice must not run them again when it starts.
@@ -82,7 +82,7 @@ export async function startRunplane(options: StartOptions): Promise<RunningServe
     (busServer as unknown as { setIsInitHookCalled(v: boolean): void }).setIsInitHookCalled(true);
     busServer.useGlobalFilters(new BusErrorPassthroughFilter());
     busServer.useGlobalPipes(validation);
-    busServer.useGlobalInterceptors(new TracingInterceptor());
+    busServer.useGlobalInterceptors(...tracingInterceptors());
     await app.startAllMicroservices();
 
     const port = config.PORT ?? (options.allInOne ? 8080 : options.services[0].defaultPort);

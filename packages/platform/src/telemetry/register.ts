@@ -6,7 +6,7 @@ import { tracingRequested } from './settings.js';
 
 if (tracingRequested(process.env)) {
   const { startTelemetry } = await import('./sdk.js');
-  await startTelemetry(process.env);
+  await startTelemetry();
 }
 
 export {};

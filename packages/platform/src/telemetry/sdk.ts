@@ -23,7 +23,8 @@ export function telemetryStarted(): boolean {
  * it registers the ESM loader hook (import-in-the-middle) that lets instrumentations patch
  * modules loaded through `import`, and the instrumentations patch `http` as it loads.
  */
-export async function startTelemetry(env: NodeJS.ProcessEnv = process.env): Promise<boolean> {
+export async function startTelemetry(): Promise<boolean> {
+  const env = process.env; // the SDK reads its settings (and our defaults) from process.env
   if (!tracingRequested(env)) return false;
   const global = globalThis as GlobalWithHandle;
   if (global[HANDLE]) return true;
@@ -78,15 +79,22 @@ export async function shutdownTelemetry(logger?: TelemetryShutdownLogger, timeou
   const handle = (globalThis as GlobalWithHandle)[HANDLE];
   if (!handle) return;
   handle.stopping ??= (async () => {
+    let gaveUp = false;
+    // Errors are handled on the shutdown promise itself: it may settle after the timeout won.
+    const flushed = Promise.resolve().then(() => handle.shutdown()).then(
+      () => true,
+      (err: unknown) => {
+        if (!gaveUp) logger?.warn({ err: (err as Error)?.message ?? String(err) }, 'telemetry: shutdown failed; some spans may be lost');
+        return true;
+      },
+    );
     let timer: NodeJS.Timeout | undefined;
-    const timeout = new Promise<'timeout'>((resolve) => { timer = setTimeout(() => resolve('timeout'), timeoutMs); });
-    try {
-      const outcome = await Promise.race([handle.shutdown().then(() => 'done' as const), timeout]);
-      if (outcome === 'timeout') logger?.warn({ timeoutMs }, 'telemetry: spans not flushed in time; some may be lost');
-    } catch (err) {
-      logger?.warn({ err: (err as Error)?.message ?? String(err) }, 'telemetry: shutdown failed; some spans may be lost');
-    } finally {
-      clearTimeout(timer);
+    const timedOut = new Promise<false>((resolve) => { timer = setTimeout(() => resolve(false), timeoutMs); });
+    const finished = await Promise.race([flushed, timedOut]);
+    clearTimeout(timer);
+    if (!finished) {
+      gaveUp = true;
+      logger?.warn({ timeoutMs }, 'telemetry: spans not flushed in time (collector unreachable?); some may be lost');
     }
   })();
   await handle.stopping;

@@ -33,8 +33,8 @@ interface BusLikeContext {
  * Work done by the handler (bus requests, Prisma queries) nests under it. A thrown error is
  * recorded on the span; 4xx errors (the caller's fault) do not mark the span as failed.
  *
- * Registered globally on the HTTP app and on the bus microservice. Without a tracer provider it
- * only checks that and hands over to the handler.
+ * Registered globally on the HTTP app and on the bus microservice (see tracingInterceptors()).
+ * Without a tracer provider it only checks that and hands over to the handler.
  */
 @Injectable()
 export class TracingInterceptor implements NestInterceptor {
@@ -85,6 +85,15 @@ export class TracingInterceptor implements NestInterceptor {
       finalize(() => span.end()),
     );
   }
+}
+
+/**
+ * The interceptors to register globally (HTTP app and bus microservice): the TracingInterceptor when
+ * a tracer provider is registered at start (the CLI's otel-register ran with an endpoint), none
+ * otherwise, so that with tracing off Nest keeps its interceptor-free fast path.
+ */
+export function tracingInterceptors(): NestInterceptor[] {
+  return tracingActive() ? [new TracingInterceptor()] : [];
 }
 
 function recordError(span: Span, err: unknown): void {
