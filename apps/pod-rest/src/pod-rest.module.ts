@@ -1,12 +1,22 @@
 import { Module } from '@nestjs/common';
 import { DatabaseModule } from '@runplane/database';
 import { fileURLToPath } from 'node:url';
+import { ComputeModule } from './compute/compute.module.js';
+import { EndpointsController } from './endpoints/endpoints.controller.js';
+import { EndpointsService } from './endpoints/endpoints.service.js';
 import { PrismaClient } from './generated/prisma/client.js';
+import { PodsRepository } from './pods/pods.repository.js';
+import { TemplatesController } from './templates/templates.controller.js';
+import { TemplatesService } from './templates/templates.service.js';
+import { WorkersBusController } from './workers/workers.bus-controller.js';
+import { WorkersService } from './workers/workers.service.js';
 
 export const POD_REST_MIGRATIONS = fileURLToPath(new URL('../prisma/migrations', import.meta.url));
 
 /** pod-rest serves the RunPod REST v1 API: Pods, endpoints and templates. Its behaviour arrives with its issue; for now it owns and migrates its database. */
 @Module({
-  imports: [DatabaseModule.forService({ service: 'pod-rest', client: PrismaClient, migrationsDir: POD_REST_MIGRATIONS })],
+  imports: [DatabaseModule.forService({ service: 'pod-rest', client: PrismaClient, migrationsDir: POD_REST_MIGRATIONS }), ComputeModule],
+  controllers: [WorkersBusController, TemplatesController, EndpointsController],
+  providers: [WorkersService, PodsRepository, TemplatesService, EndpointsService],
 })
 export class PodRestModule {}

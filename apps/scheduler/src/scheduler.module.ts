@@ -1,16 +1,41 @@
 import { Module } from '@nestjs/common';
 import { DatabaseModule } from '@runplane/database';
 import { fileURLToPath } from 'node:url';
+import { Autoscaler } from './autoscaler/autoscaler.service.js';
+import { PublicUrl } from './autoscaler/public-url.js';
+import { EndpointsBusController } from './endpoints/endpoints.bus-controller.js';
+import { EndpointsRepository } from './endpoints/endpoints.repository.js';
+import { EndpointsService } from './endpoints/endpoints.service.js';
 import { PrismaClient } from './generated/prisma/client.js';
 import { JobsBusController } from './jobs/jobs.bus-controller.js';
 import { JobsRepository } from './jobs/jobs.repository.js';
 import { JobsService } from './jobs/jobs.service.js';
+import { SchedulerSettings } from './settings.js';
+import { JobChanges } from './shared/job-changes.js';
+import { SchedulerTables } from './shared/sql.js';
+import { LeaseRepository } from './timers/lease.repository.js';
+import { Leadership } from './timers/leadership.js';
+import { Sweeper } from './timers/sweeper.service.js';
+import { WorkerLiveness } from './workers/worker-liveness.service.js';
+import { WorkerProtocolService } from './workers/worker-protocol.service.js';
+import { WorkersBusController } from './workers/workers.bus-controller.js';
+import { WorkersRepository } from './workers/workers.repository.js';
 
 export const SCHEDULER_MIGRATIONS = fileURLToPath(new URL('../prisma/migrations', import.meta.url));
 
+/**
+ * The scheduler: endpoints, jobs and workers. Feature folders: `endpoints/` (CRUD, rolling
+ * releases), `jobs/` (client operations), `workers/` (the worker protocol and dispatch),
+ * `timers/` (durable deadlines), `autoscaler/` (starting and stopping managed workers).
+ */
 @Module({
   imports: [DatabaseModule.forService({ service: 'scheduler', client: PrismaClient, migrationsDir: SCHEDULER_MIGRATIONS })],
-  controllers: [JobsBusController],
-  providers: [JobsService, JobsRepository],
+  controllers: [JobsBusController, WorkersBusController, EndpointsBusController],
+  providers: [
+    SchedulerSettings, SchedulerTables, JobChanges,
+    EndpointsRepository, JobsRepository, WorkersRepository, LeaseRepository,
+    EndpointsService, JobsService, WorkerProtocolService, WorkerLiveness,
+    Leadership, Sweeper, PublicUrl, Autoscaler,
+  ],
 })
 export class SchedulerModule {}

@@ -2,11 +2,18 @@ import { Module } from '@nestjs/common';
 import { DatabaseModule } from '@runplane/database';
 import { fileURLToPath } from 'node:url';
 import { PrismaClient } from './generated/prisma/client.js';
+import { OutboxRelay } from './outbox/outbox-relay.js';
+import { OutboxRepository } from './outbox/outbox.repository.js';
+import { TemplatesBusController } from './templates/templates.bus-controller.js';
+import { TemplatesRepository } from './templates/templates.repository.js';
+import { TemplatesService } from './templates/templates.service.js';
 
 export const TEMPLATE_GRAPHQL_MIGRATIONS = fileURLToPath(new URL('../prisma/migrations', import.meta.url));
 
-/** template-graphql owns templates and serves the GraphQL API for templates and secrets. Its behaviour arrives with its issue; for now it owns and migrates its database. */
+/** template-graphql owns templates (bus operations now; the GraphQL API arrives with its issue). */
 @Module({
   imports: [DatabaseModule.forService({ service: 'template-graphql', client: PrismaClient, migrationsDir: TEMPLATE_GRAPHQL_MIGRATIONS })],
+  controllers: [TemplatesBusController],
+  providers: [TemplatesService, TemplatesRepository, OutboxRepository, OutboxRelay],
 })
 export class TemplateGraphqlModule {}

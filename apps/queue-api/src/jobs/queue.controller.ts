@@ -1,28 +1,85 @@
-import { Body, Controller, Get, HttpCode, Param, Post } from '@nestjs/common';
-import { CurrentPrincipal } from '@runplane/auth';
+import { Body, Controller, Get, Headers, HttpCode, Param, Post, Query } from '@nestjs/common';
+import { CurrentPrincipal, RequireAccess } from '@runplane/auth';
 import { JobRequestDto, type Principal } from '@runplane/contracts';
+import { parseIdempotencyKey } from './idempotency.service.js';
+import { ListRequestsQuery, StatusQuery, SyncWaitQuery } from './queue-query.dto.js';
 import { QueueService } from './queue.service.js';
 
-/** RunPod's queue API: `/v2/{endpointId}/...` (spec "Queue operations"). All successes are 200. */
+/**
+ * RunPod's queue API: `/v2/{endpointId}/...` (spec "Queue operations", contract §3). Every success
+ * is HTTP 200 (RunPod's JS and Go clients reject anything else). Body limits of /run and /runsync
+ * are enforced before the body is read (PayloadLimits).
+ */
 @Controller('v2/:endpointId')
 export class QueueController {
   constructor(private readonly queue: QueueService) {}
 
   @Post('run')
   @HttpCode(200)
-  run(@CurrentPrincipal() principal: Principal, @Param('endpointId') endpointId: string, @Body() body: JobRequestDto) {
-    return this.queue.submit(principal, endpointId, body);
+  run(@CurrentPrincipal() principal: Principal, @Param('endpointId') endpointId: string, @Body() body: JobRequestDto,
+    @Headers('idempotency-key') idempotencyKey?: string) {
+    return this.queue.run(principal, endpointId, body, parseIdempotencyKey(idempotencyKey));
   }
 
+  @Post('runsync')
+  @HttpCode(200)
+  runsync(@CurrentPrincipal() principal: Principal, @Param('endpointId') endpointId: string, @Body() body: JobRequestDto,
+    @Query() query: SyncWaitQuery, @Headers('idempotency-key') idempotencyKey?: string) {
+    return this.queue.runsync(principal, endpointId, body, query.wait, parseIdempotencyKey(idempotencyKey));
+  }
+
+  // /status, /status-sync and /stream are reads whatever the method: the Go SDK uses POST (§3.4).
   @Get('status/:jobId')
-  status(@CurrentPrincipal() principal: Principal, @Param('endpointId') endpointId: string, @Param('jobId') jobId: string) {
-    return this.queue.status(principal, endpointId, jobId);
+  @RequireAccess('read')
+  status(@CurrentPrincipal() principal: Principal, @Param('endpointId') endpointId: string, @Param('jobId') jobId: string, @Query() query: StatusQuery) {
+    return this.queue.status(principal, endpointId, jobId, query.ttl);
   }
 
-  /** The Go SDK reads status with POST (runpod-compat §3.4). */
   @Post('status/:jobId')
   @HttpCode(200)
-  statusByPost(@CurrentPrincipal() principal: Principal, @Param('endpointId') endpointId: string, @Param('jobId') jobId: string) {
-    return this.queue.status(principal, endpointId, jobId);
+  @RequireAccess('read')
+  statusByPost(@CurrentPrincipal() principal: Principal, @Param('endpointId') endpointId: string, @Param('jobId') jobId: string, @Query() query: StatusQuery) {
+    return this.queue.status(principal, endpointId, jobId, query.ttl);
+  }
+
+  @Get('status-sync/:jobId')
+  @RequireAccess('read')
+  statusSync(@CurrentPrincipal() principal: Principal, @Param('endpointId') endpointId: string, @Param('jobId') jobId: string, @Query() query: SyncWaitQuery) {
+    return this.queue.statusSync(principal, endpointId, jobId, query.wait);
+  }
+
+  @Post('status-sync/:jobId')
+  @HttpCode(200)
+  @RequireAccess('read')
+  statusSyncByPost(@CurrentPrincipal() principal: Principal, @Param('endpointId') endpointId: string, @Param('jobId') jobId: string, @Query() query: SyncWaitQuery) {
+    return this.queue.statusSync(principal, endpointId, jobId, query.wait);
+  }
+
+  @Post('cancel/:jobId')
+  @HttpCode(200)
+  cancel(@CurrentPrincipal() principal: Principal, @Param('endpointId') endpointId: string, @Param('jobId') jobId: string) {
+    return this.queue.cancel(principal, endpointId, jobId);
+  }
+
+  @Post('retry/:jobId')
+  @HttpCode(200)
+  retry(@CurrentPrincipal() principal: Principal, @Param('endpointId') endpointId: string, @Param('jobId') jobId: string) {
+    return this.queue.retry(principal, endpointId, jobId);
+  }
+
+  @Post('purge-queue')
+  @HttpCode(200)
+  purge(@CurrentPrincipal() principal: Principal, @Param('endpointId') endpointId: string) {
+    return this.queue.purge(principal, endpointId);
+  }
+
+  @Get('health')
+  health(@CurrentPrincipal() principal: Principal, @Param('endpointId') endpointId: string) {
+    return this.queue.health(principal, endpointId);
+  }
+
+  @Get('requests')
+  requests(@CurrentPrincipal() principal: Principal, @Param('endpointId') endpointId: string, @Query() query: ListRequestsQuery) {
+    return this.queue.list(principal, endpointId, query);
   }
 }

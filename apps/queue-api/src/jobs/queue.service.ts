@@ -1,18 +1,109 @@
 import { Injectable } from '@nestjs/common';
 import { Bus } from '@runplane/bus';
-import { SchedulerRpc, type JobAccepted, type JobRecord, type JobRequestDto, type Principal } from '@runplane/contracts';
+import {
+  isFinalStatus, isRunplaneError, JOB_LIMITS, SchedulerRpc,
+  type HealthRecord, type JobAccepted, type JobRecord, type JobRequestDto, type JobStatus,
+  type ListJobsResponse, type Principal, type PurgeResponse,
+} from '@runplane/contracts';
+import { BUS_MARGIN_MS, LongPolls } from '../http/long-polls.js';
+import { IdempotencyService } from './idempotency.service.js';
 import { newJobId } from './job-ids.js';
 
-/** Queue operations of the public API, carried out by the scheduler over the bus. */
+interface JobScope {
+  ownerId: string;
+  endpointId: string;
+  jobId: string;
+}
+
+/**
+ * Queue operations of the public API (spec "Queue operations", contract §3): each one is a
+ * scheduler request over the bus; this class only translates and applies the edge's own rules
+ * (idempotency keys, wait budgets).
+ */
 @Injectable()
 export class QueueService {
-  constructor(private readonly bus: Bus) {}
+  constructor(private readonly bus: Bus, private readonly idempotency: IdempotencyService, private readonly polls: LongPolls) {}
 
-  submit(principal: Principal, endpointId: string, job: JobRequestDto): Promise<JobAccepted> {
-    return this.bus.request(SchedulerRpc.submitJob, { ownerId: principal.userId, endpointId, jobId: newJobId('run'), mode: 'run', job });
+  async run(principal: Principal, endpointId: string, job: JobRequestDto, idempotencyKey?: string): Promise<JobAccepted> {
+    const accepted = await this.submit(principal, endpointId, job, 'run', idempotencyKey);
+    return { id: accepted.id, status: accepted.status };
   }
 
-  status(principal: Principal, endpointId: string, jobId: string): Promise<JobRecord> {
-    return this.bus.request(SchedulerRpc.getJob, { ownerId: principal.userId, endpointId, jobId });
+  /** Submits, then blocks up to `wait` ms; past the wait only `{id, status}` is returned (contract §3). */
+  async runsync(principal: Principal, endpointId: string, job: JobRequestDto, wait: number = JOB_LIMITS.runsyncWait.default, idempotencyKey?: string): Promise<JobRecord | JobAccepted> {
+    const started = Date.now();
+    const accepted = await this.submit(principal, endpointId, job, 'runsync', idempotencyKey);
+    const scope = { ownerId: principal.userId, endpointId, jobId: accepted.id };
+    const record = await this.awaitRecord(scope, Math.max(0, wait - (Date.now() - started)));
+    return isFinalStatus(record.status) ? record : { id: record.id, status: record.status };
+  }
+
+  status(principal: Principal, endpointId: string, jobId: string, ttlMs?: number): Promise<JobRecord> {
+    return this.bus.request(SchedulerRpc.getJob, { ownerId: principal.userId, endpointId, jobId, ...(ttlMs === undefined ? {} : { ttlMs }) });
+  }
+
+  /** `/status` that blocks up to `wait` ms for a final state. */
+  statusSync(principal: Principal, endpointId: string, jobId: string, wait: number = JOB_LIMITS.runsyncWait.default): Promise<JobRecord> {
+    return this.awaitRecord({ ownerId: principal.userId, endpointId, jobId }, wait);
+  }
+
+  cancel(principal: Principal, endpointId: string, jobId: string): Promise<JobAccepted> {
+    return this.bus.request(SchedulerRpc.cancelJob, { ownerId: principal.userId, endpointId, jobId });
+  }
+
+  retry(principal: Principal, endpointId: string, jobId: string): Promise<JobAccepted> {
+    return this.bus.request(SchedulerRpc.retryJob, { ownerId: principal.userId, endpointId, jobId });
+  }
+
+  purge(principal: Principal, endpointId: string): Promise<PurgeResponse> {
+    return this.bus.request(SchedulerRpc.purgeQueue, { ownerId: principal.userId, endpointId });
+  }
+
+  health(principal: Principal, endpointId: string): Promise<HealthRecord> {
+    return this.bus.request(SchedulerRpc.health, { ownerId: principal.userId, endpointId });
+  }
+
+  list(principal: Principal, endpointId: string, query: { status?: JobStatus; limit?: number; cursor?: string }): Promise<ListJobsResponse> {
+    return this.bus.request(SchedulerRpc.listJobs, {
+      ownerId: principal.userId, endpointId, limit: query.limit ?? 50,
+      ...(query.status ? { status: query.status } : {}), ...(query.cursor ? { cursor: query.cursor } : {}),
+    });
+  }
+
+  /**
+   * The job id is chosen here. With an Idempotency-Key it is bound to the key first (the primary
+   * key decides between concurrent duplicates), and every duplicate resubmits that same id: the
+   * scheduler's insert is idempotent on it, so a key never enqueues twice, even while the first
+   * submission is still in flight.
+   */
+  private async submit(principal: Principal, endpointId: string, job: JobRequestDto, mode: 'run' | 'runsync', idempotencyKey?: string): Promise<JobAccepted> {
+    const ownerId = principal.userId;
+    let jobId = newJobId(mode);
+    let bound = false;
+    const scope = { ownerId, endpointId, key: idempotencyKey ?? '' };
+    if (idempotencyKey) {
+      const claim = await this.idempotency.claim(scope, jobId);
+      jobId = claim.jobId;
+      bound = claim.created;
+    }
+    try {
+      return await this.bus.request(SchedulerRpc.submitJob, { ownerId, endpointId, jobId, mode, job });
+    } catch (err) {
+      // A rejection (4xx) created no job: free the key. After a timeout or 5xx the job may exist,
+      // so the key stays bound and a retry resubmits the same id.
+      if (bound && isRunplaneError(err) && err.status < 500) await this.idempotency.forget(scope, jobId);
+      throw err;
+    }
+  }
+
+  /** awaitJob; if shutdown starts or the bus gives up first, the record as it is now. */
+  private async awaitRecord(scope: JobScope, waitMs: number): Promise<JobRecord> {
+    try {
+      const held = await this.polls.hold(() => this.bus.request(SchedulerRpc.awaitJob, { ...scope, waitMs }, { timeoutMs: waitMs + BUS_MARGIN_MS }));
+      if (!held.ended) return held.value;
+    } catch (err) {
+      if (!(isRunplaneError(err) && err.status === 504)) throw err;
+    }
+    return this.bus.request(SchedulerRpc.getJob, scope);
   }
 }

@@ -1,15 +1,27 @@
-import type { JobRecord } from '@runplane/contracts';
+import { isFinalStatus, type JobRecord } from '@runplane/contracts';
 import type { JobRow } from './jobs.repository.js';
+
+/** Deleted by its TTL (a tombstone, or expired and not yet swept): the job is "not found". */
+export function isGone(job: JobRow, now: Date): boolean {
+  return job.deletedAt !== null || job.expiresAt.getTime() <= now.getTime();
+}
+
+/** A final job whose result retention elapsed: no output, no error, no retry. */
+export function resultsExpired(job: JobRow, now: Date): boolean {
+  return isFinalStatus(job.status) && (job.resultsExpireAt === null || job.resultsExpireAt.getTime() <= now.getTime());
+}
 
 /** The `/status` record of a job row (spec "Job response record"; times in ms). */
 export function toJobRecord(job: JobRow, now = new Date()): JobRecord {
   const record: JobRecord = { id: job.id, status: job.status };
   if (job.startedAt) {
-    record.delayTime = job.startedAt.getTime() - job.createdAt.getTime();
-    record.executionTime = (job.completedAt ?? now).getTime() - job.startedAt.getTime();
+    record.delayTime = Math.max(0, job.startedAt.getTime() - job.createdAt.getTime());
+    record.executionTime = Math.max(0, (job.completedAt ?? now).getTime() - job.startedAt.getTime());
   }
-  if (job.output !== null) record.output = job.output;
-  if (job.error !== null) record.error = job.error;
+  if (!resultsExpired(job, now)) {
+    if (job.output !== null) record.output = job.output;
+    if (job.error !== null) record.error = job.error;
+  }
   record.retries = job.retries;
   if (job.workerId) record.workerId = job.workerId;
   return record;

@@ -1,5 +1,7 @@
 import { Injectable } from '@nestjs/common';
-import { PrismaClient, type Job, Prisma } from '../generated/prisma/client.js';
+import { JOB_LIMITS, type JobStatus } from '@runplane/contracts';
+import { PrismaClient, Prisma, type Job } from '../generated/prisma/client.js';
+import { SchedulerTables } from '../shared/sql.js';
 
 export type JobRow = Job;
 
@@ -11,31 +13,412 @@ export interface NewJob {
   input: Prisma.InputJsonValue;
   webhook?: string;
   s3Config?: Prisma.InputJsonValue;
+  policy?: Prisma.InputJsonValue;
   lowPriority: boolean;
   executionTimeoutMs: number;
   ttlMs: number;
 }
 
-/** Data access of jobs; the only place that knows the table. */
+/** A job whose state a statement changed: enough to notify waiters and stop its worker. */
+export interface ChangedJob {
+  id: string;
+  endpointId: string;
+  workerId: string | null;
+}
+
+export interface HealthCounts {
+  completed: number;
+  failed: number;
+  inProgress: number;
+  inQueue: number;
+  retried: number;
+}
+
+/** Per endpoint, what the autoscaler needs from the queue. */
+export interface QueueStats {
+  endpointId: string;
+  queued: number;
+  queuedLow: number;
+  running: number;
+  /** queuedAt of the oldest normal-priority queued job. */
+  oldestQueuedAt: Date | null;
+}
+
+export type StopReason = 'cancelled' | 'timed-out' | 'expired' | 'requeued' | 'endpoint-deleted' | 'not-held';
+
+const ts = (d: Date) => d.toISOString();
+/** Result retention by mode (spec "Other constants"), as SQL over the row being finalised. */
+const RETENTION_SQL = `(CASE WHEN mode = 'runsync' THEN ${JOB_LIMITS.resultRetention.runsync} ELSE ${JOB_LIMITS.resultRetention.run} END) * interval '1 millisecond'`;
+const FINAL: JobStatus[] = ['COMPLETED', 'FAILED', 'CANCELLED', 'TIMED_OUT'];
+
+/**
+ * Data access of jobs, their stream chunks and the job-stop channel; the only code that knows
+ * these tables. Every state change is one conditional statement (`... WHERE status = <expected>`),
+ * so concurrent callers and scheduler replicas each see a transition happen exactly once.
+ *
+ * Times are bound as ISO strings cast to `timestamp(3)`, the way Prisma stores DateTime (UTC
+ * wall-clock), whatever the driver or the server's time zone.
+ */
 @Injectable()
 export class JobsRepository {
-  constructor(private readonly db: PrismaClient) {}
+  constructor(private readonly db: PrismaClient, private readonly t: SchedulerTables) {}
+
+  private q<T>(sql: string, ...params: unknown[]): Promise<T[]> {
+    return this.db.$queryRawUnsafe<T[]>(sql, ...params);
+  }
 
   /** Inserts the job; a second insert of the same id (a retried submission) returns the stored one. */
-  async insert(job: NewJob, now: Date): Promise<JobRow> {
+  async insert(job: NewJob, now: Date): Promise<{ row: JobRow; created: boolean }> {
     try {
-      return await this.db.job.create({ data: { ...job, createdAt: now, expiresAt: new Date(now.getTime() + job.ttlMs) } });
+      const row = await this.db.job.create({
+        data: { ...job, createdAt: now, queuedAt: now, expiresAt: new Date(now.getTime() + job.ttlMs) },
+      });
+      return { row, created: true };
     } catch (err) {
       if (err instanceof Prisma.PrismaClientKnownRequestError && err.code === 'P2002') {
         const existing = await this.db.job.findUnique({ where: { id: job.id } });
-        if (existing) return existing;
+        if (existing) return { row: existing, created: false };
       }
       throw err;
     }
   }
 
-  /** The owner's job on that endpoint, or null (another user's job is "not found" too). */
+  find(id: string): Promise<JobRow | null> {
+    return this.db.job.findUnique({ where: { id } });
+  }
+
+  /** The owner's job on that endpoint, tombstones included (callers decide visibility). */
   findOwned(ownerId: string, endpointId: string, id: string): Promise<JobRow | null> {
     return this.db.job.findFirst({ where: { id, ownerId, endpointId } });
   }
+
+  /** `/status?ttl=`: the job now expires `ttlMs` after its submission. */
+  async setTtl(id: string, ttlMs: number, expiresAt: Date): Promise<void> {
+    await this.db.job.updateMany({ where: { id, deletedAt: null }, data: { ttlMs, expiresAt } });
+  }
+
+  // ---- dispatch ------------------------------------------------------------------------------
+
+  /**
+   * Hands up to `limit` queued jobs of the endpoint to the worker, oldest first and low priority
+   * last. `FOR UPDATE SKIP LOCKED` lets concurrent takes (other workers, other replicas) pass each
+   * other without ever claiming the same job. A stop still pending for a job this worker now holds
+   * again (a retried job) is withdrawn, or it would abort the new run.
+   *
+   * `id = ANY(ARRAY(subquery))`, not `id IN (subquery)`: the planner may rescan an IN subquery,
+   * and every rescan locks further rows, handing out more than LIMIT jobs.
+   */
+  async claim(endpointId: string, workerId: string, limit: number, now: Date): Promise<JobRow[]> {
+    const { job, stop } = this.t;
+    const claimed = await this.q<{ id: string }>(`
+      WITH c AS (
+        UPDATE ${job} SET status = 'IN_PROGRESS', "workerId" = $2, "startedAt" = $3::timestamp(3),
+          "timeoutAt" = $3::timestamp(3) + "executionTimeoutMs" * interval '1 millisecond', output = NULL
+        WHERE id = ANY(ARRAY(
+          SELECT id FROM ${job}
+          WHERE "endpointId" = $1 AND status = 'IN_QUEUE' AND "deletedAt" IS NULL AND "expiresAt" > $3::timestamp(3)
+          ORDER BY "lowPriority", "createdAt", id
+          LIMIT $4
+          FOR UPDATE SKIP LOCKED))
+        AND status = 'IN_QUEUE'
+        RETURNING id
+      ), d AS (
+        DELETE FROM ${stop} s USING c WHERE s."jobId" = c.id AND s."workerId" = $2 AND s."deliveredAt" IS NULL
+      )
+      SELECT id FROM c`, endpointId, workerId, ts(now), limit);
+    if (!claimed.length) return [];
+    const rows = await this.db.job.findMany({ where: { id: { in: claimed.map((c) => c.id) } } });
+    return rows.sort((a, b) => Number(a.lowPriority) - Number(b.lowPriority) || a.createdAt.getTime() - b.createdAt.getTime() || a.id.localeCompare(b.id));
+  }
+
+  /** Jobs taken but never delivered to the worker: back to the queue, no retry counted. */
+  async release(endpointId: string, workerId: string, jobIds: string[], now: Date): Promise<number> {
+    const { count } = await this.db.job.updateMany({
+      where: { id: { in: jobIds }, endpointId, workerId, status: 'IN_PROGRESS', deletedAt: null },
+      data: { status: 'IN_QUEUE', workerId: null, startedAt: null, timeoutAt: null, output: Prisma.DbNull, queuedAt: now },
+    });
+    return count;
+  }
+
+  // ---- results from workers ------------------------------------------------------------------
+
+  /** A progress update: shown as `output` while the job runs; ignored once it is final. */
+  async progress(endpointId: string, workerId: string, id: string, output: Prisma.InputJsonValue | typeof Prisma.DbNull): Promise<boolean> {
+    const { count } = await this.db.job.updateMany({
+      where: { id, endpointId, workerId, status: 'IN_PROGRESS', deletedAt: null },
+      data: { output },
+    });
+    return count > 0;
+  }
+
+  /** The final result; only the first one for the worker holding the job counts. */
+  async finish(
+    endpointId: string, workerId: string, id: string,
+    result: { status: 'COMPLETED' | 'FAILED'; output?: Prisma.InputJsonValue | typeof Prisma.DbNull; error?: string },
+    now: Date, retentionMs: number,
+  ): Promise<boolean> {
+    const { count } = await this.db.job.updateMany({
+      where: { id, endpointId, workerId, status: 'IN_PROGRESS', deletedAt: null },
+      data: {
+        status: result.status,
+        output: result.output ?? Prisma.DbNull,
+        error: result.error ?? null,
+        completedAt: now,
+        timeoutAt: null,
+        resultsExpireAt: new Date(now.getTime() + retentionMs),
+      },
+    });
+    return count > 0;
+  }
+
+  /**
+   * Appends stream chunks to a job the worker holds, numbered after the previous ones. The
+   * counter update locks the job row, so concurrent posts of one job keep their order.
+   */
+  async appendChunks(endpointId: string, workerId: string, id: string, outputs: unknown[], now: Date): Promise<boolean> {
+    return this.db.$transaction(async (tx) => {
+      const { count } = await tx.job.updateMany({
+        where: { id, endpointId, workerId, status: 'IN_PROGRESS', deletedAt: null },
+        data: { streamSeq: { increment: outputs.length } },
+      });
+      if (!count) return false;
+      const { streamSeq } = await tx.job.findUniqueOrThrow({ where: { id }, select: { streamSeq: true } });
+      const first = streamSeq - outputs.length + 1;
+      await tx.jobStreamChunk.createMany({
+        data: outputs.map((output, i) => ({ jobId: id, seq: first + i, output: toJson(output), createdAt: now })),
+      });
+      return true;
+    });
+  }
+
+  /** Returns the chunks not returned before, in order, and marks them delivered (each once). */
+  async drainChunks(id: string): Promise<unknown[]> {
+    const rows = await this.q<{ seq: number; output: unknown }>(
+      `UPDATE ${this.t.chunk} SET delivered = true WHERE "jobId" = $1 AND delivered = false RETURNING seq, output`, id);
+    return rows.sort((a, b) => a.seq - b.seq).map((r) => r.output);
+  }
+
+  // ---- client operations ---------------------------------------------------------------------
+
+  /**
+   * IN_QUEUE or IN_PROGRESS → CANCELLED at once; a running job's worker is told on job-stop.
+   * Returns the job when this call cancelled it.
+   */
+  async cancel(id: string, now: Date): Promise<ChangedJob | null> {
+    const [row] = await this.finalize(`id = $4 AND status IN ('IN_QUEUE', 'IN_PROGRESS') AND "deletedAt" IS NULL`, 'CANCELLED', 'cancelled', now, [id]);
+    return row ?? null;
+  }
+
+  /**
+   * FAILED / TIMED_OUT with results still kept → IN_QUEUE under the same id, previous result and
+   * stream removed, `retries` + 1. Returns false when the job is not in such a state.
+   */
+  async retry(id: string, now: Date): Promise<boolean> {
+    const rows = await this.q<{ id: string }>(`
+      WITH r AS (
+        UPDATE ${this.t.job} SET status = 'IN_QUEUE', retries = retries + 1, output = NULL, error = NULL, "workerId" = NULL,
+          "startedAt" = NULL, "completedAt" = NULL, "timeoutAt" = NULL, "resultsExpireAt" = NULL, "queuedAt" = $2::timestamp(3)
+        WHERE id = $1 AND status IN ('FAILED', 'TIMED_OUT') AND "deletedAt" IS NULL
+          AND "resultsExpireAt" > $2::timestamp(3) AND "expiresAt" > $2::timestamp(3)
+        RETURNING id
+      ), d AS (DELETE FROM ${this.t.chunk} c USING r WHERE c."jobId" = r.id)
+      SELECT id FROM r`, id, ts(now));
+    return rows.length > 0;
+  }
+
+  /** Removes the endpoint's queued jobs (running ones continue); returns how many. */
+  async purgeQueued(endpointId: string): Promise<number> {
+    const { count } = await this.db.job.deleteMany({ where: { endpointId, status: 'IN_QUEUE', deletedAt: null } });
+    return count;
+  }
+
+  /** Newest first; `after` is the last row of the previous page. */
+  list(endpointId: string, status: JobStatus | undefined, limit: number, after: { createdAt: Date; id: string } | undefined, now: Date) {
+    return this.db.job.findMany({
+      where: {
+        endpointId,
+        deletedAt: null,
+        expiresAt: { gt: now },
+        ...(status ? { status } : {}),
+        ...(after ? { OR: [{ createdAt: { lt: after.createdAt } }, { createdAt: after.createdAt, id: { lt: after.id } }] } : {}),
+      },
+      orderBy: [{ createdAt: 'desc' }, { id: 'desc' }],
+      take: limit,
+      select: { id: true, status: true, createdAt: true, startedAt: true, completedAt: true },
+    });
+  }
+
+  async healthCounts(endpointId: string, now: Date): Promise<HealthCounts> {
+    const where = { endpointId, deletedAt: null, expiresAt: { gt: now } };
+    const [byStatus, retried] = await Promise.all([
+      this.db.job.groupBy({ by: ['status'], where, _count: { _all: true } }),
+      this.db.job.count({ where: { ...where, retries: { gt: 0 } } }),
+    ]);
+    const n = (s: JobStatus) => byStatus.find((r) => r.status === s)?._count._all ?? 0;
+    return { completed: n('COMPLETED'), failed: n('FAILED'), inProgress: n('IN_PROGRESS'), inQueue: n('IN_QUEUE'), retried };
+  }
+
+  /** How many jobs each of the endpoint's workers holds. */
+  async heldCounts(endpointId?: string): Promise<Array<{ endpointId: string; workerId: string; jobs: number }>> {
+    const rows = await this.db.job.groupBy({
+      by: ['endpointId', 'workerId'],
+      where: { status: 'IN_PROGRESS', deletedAt: null, workerId: { not: null }, ...(endpointId ? { endpointId } : {}) },
+      _count: { _all: true },
+    });
+    return rows.map((r) => ({ endpointId: r.endpointId, workerId: r.workerId!, jobs: r._count._all }));
+  }
+
+  /** Queue lengths and the oldest normal-priority wait of every endpoint with pending work. */
+  async queueStats(): Promise<QueueStats[]> {
+    const rows = await this.q<{ endpointId: string; queued: number; queuedLow: number; running: number; oldest: Date | null }>(`
+      SELECT "endpointId",
+        (count(*) FILTER (WHERE status = 'IN_QUEUE' AND NOT "lowPriority"))::int AS queued,
+        (count(*) FILTER (WHERE status = 'IN_QUEUE' AND "lowPriority"))::int AS "queuedLow",
+        (count(*) FILTER (WHERE status = 'IN_PROGRESS'))::int AS running,
+        min("queuedAt") FILTER (WHERE status = 'IN_QUEUE' AND NOT "lowPriority") AS oldest
+      FROM ${this.t.job}
+      WHERE status IN ('IN_QUEUE', 'IN_PROGRESS') AND "deletedAt" IS NULL AND "expiresAt" > $1::timestamp(3)
+      GROUP BY "endpointId"`, ts(new Date()));
+    return rows.map((r) => ({ endpointId: r.endpointId, queued: r.queued, queuedLow: r.queuedLow, running: r.running, oldestQueuedAt: r.oldest ? new Date(r.oldest) : null }));
+  }
+
+  // ---- the job-stop channel ------------------------------------------------------------------
+
+  /** Takes the stops waiting for this worker; each is handed out once. */
+  async deliverStops(endpointId: string, workerId: string, now: Date): Promise<string[]> {
+    const rows = await this.q<{ jobId: string }>(
+      `UPDATE ${this.t.stop} SET "deliveredAt" = $3::timestamp(3)
+       WHERE "endpointId" = $1 AND "workerId" = $2 AND "deliveredAt" IS NULL RETURNING "jobId"`,
+      endpointId, workerId, ts(now));
+    return rows.map((r) => r.jobId).sort();
+  }
+
+  /**
+   * Tells the worker to drop jobs it still reports (ping) but no longer holds: cancelled, requeued
+   * to another worker, expired. A stop handed out before `redeliverBefore` whose job the worker
+   * still reports is handed out again (the job-stop response may never have reached it).
+   */
+  async stopIfNotHeld(endpointId: string, workerId: string, jobIds: string[], now: Date, redeliverBefore: Date): Promise<number> {
+    if (!jobIds.length) return 0;
+    const rows = await this.q<{ jobId: string }>(`
+      INSERT INTO ${this.t.stop} AS s ("jobId", "workerId", "endpointId", reason, "createdAt")
+      SELECT j.id, $2, $1, 'not-held', $4::timestamp(3) FROM ${this.t.job} j
+      WHERE j.id = ANY($3::text[]) AND j."endpointId" = $1
+        AND NOT (j.status = 'IN_PROGRESS' AND j."workerId" = $2 AND j."deletedAt" IS NULL)
+      ON CONFLICT ("jobId", "workerId") DO UPDATE SET "deliveredAt" = NULL
+        WHERE s."deliveredAt" < $5::timestamp(3)
+      RETURNING "jobId"`, endpointId, workerId, jobIds, ts(now), ts(redeliverBefore));
+    return rows.length;
+  }
+
+  // ---- durable timers (run by the sweeper) ---------------------------------------------------
+
+  /** IN_PROGRESS past its execution timeout → TIMED_OUT, worker told to stop. */
+  timeOut(now: Date): Promise<ChangedJob[]> {
+    return this.finalize(`status = 'IN_PROGRESS' AND "timeoutAt" <= $1::timestamp(3) AND "deletedAt" IS NULL`, 'TIMED_OUT', 'timed-out', now, []);
+  }
+
+  /**
+   * TTL elapsed → the job is deleted: a tombstone (404 everywhere) whose worker is told to stop and
+   * whose late result is dropped quietly.
+   */
+  async expire(now: Date): Promise<ChangedJob[]> {
+    return this.q<ChangedJob>(`
+      WITH e AS (
+        UPDATE ${this.t.job} SET "deletedAt" = $1::timestamp(3), output = NULL, error = NULL, "timeoutAt" = NULL
+        WHERE id = ANY(ARRAY(SELECT id FROM ${this.t.job} WHERE "expiresAt" <= $1::timestamp(3) AND "deletedAt" IS NULL
+                     LIMIT 1000 FOR UPDATE SKIP LOCKED))
+        RETURNING id, "endpointId", "workerId", status
+      ), s AS (
+        INSERT INTO ${this.t.stop} ("jobId", "workerId", "endpointId", reason, "createdAt")
+        SELECT id, "workerId", "endpointId", 'expired', $1::timestamp(3) FROM e WHERE status = 'IN_PROGRESS' AND "workerId" IS NOT NULL
+        ON CONFLICT ("jobId", "workerId") DO UPDATE SET reason = EXCLUDED.reason, "createdAt" = EXCLUDED."createdAt", "deliveredAt" = NULL
+      )
+      SELECT id, "endpointId", CASE WHEN status = 'IN_PROGRESS' THEN "workerId" END AS "workerId" FROM e`, ts(now));
+  }
+
+  /**
+   * Result retention elapsed → output, error and stream removed. `resultsExpireAt` becomes NULL:
+   * on a final job that means "results expired" (retry refused) and keeps this sweep's index
+   * range small.
+   */
+  async expireResults(now: Date): Promise<number> {
+    const rows = await this.q<{ id: string }>(`
+      WITH r AS (
+        UPDATE ${this.t.job} SET output = NULL, error = NULL, "resultsExpireAt" = NULL
+        WHERE id = ANY(ARRAY(SELECT id FROM ${this.t.job} WHERE "resultsExpireAt" <= $1::timestamp(3) LIMIT 1000 FOR UPDATE SKIP LOCKED))
+        RETURNING id
+      ), d AS (DELETE FROM ${this.t.chunk} c USING r WHERE c."jobId" = r.id)
+      SELECT id FROM r`, ts(now));
+    return rows.length;
+  }
+
+  /**
+   * The worker is gone (silent, unhealthy, stopped): its running jobs go back to the queue with
+   * `retries` + 1, unless their TTL or execution timeout has passed (the sweeper ends those). The
+   * worker gets a stop for each, should it come back.
+   */
+  async requeueFromWorker(endpointId: string, workerId: string, now: Date): Promise<ChangedJob[]> {
+    return this.q<ChangedJob>(`
+      WITH r AS (
+        UPDATE ${this.t.job} SET status = 'IN_QUEUE', "workerId" = NULL, "startedAt" = NULL, "timeoutAt" = NULL, output = NULL,
+          retries = retries + 1, "queuedAt" = $3::timestamp(3)
+        WHERE "endpointId" = $1 AND "workerId" = $2 AND status = 'IN_PROGRESS' AND "deletedAt" IS NULL
+          AND "expiresAt" > $3::timestamp(3) AND "timeoutAt" > $3::timestamp(3)
+        RETURNING id, "endpointId"
+      ), s AS (
+        INSERT INTO ${this.t.stop} ("jobId", "workerId", "endpointId", reason, "createdAt")
+        SELECT id, $2, "endpointId", 'requeued', $3::timestamp(3) FROM r
+        ON CONFLICT ("jobId", "workerId") DO UPDATE SET reason = EXCLUDED.reason, "createdAt" = EXCLUDED."createdAt", "deliveredAt" = NULL
+      )
+      SELECT id, "endpointId", NULL AS "workerId" FROM r`, endpointId, workerId, ts(now));
+  }
+
+  /** The endpoint is deleted: queued jobs removed, running ones cancelled (their workers stop). */
+  async removeForEndpoint(endpointId: string, now: Date): Promise<ChangedJob[]> {
+    await this.db.job.deleteMany({ where: { endpointId, status: 'IN_QUEUE' } });
+    const cancelled: ChangedJob[] = [];
+    for (;;) {
+      const batch = await this.finalize(`"endpointId" = $4 AND status = 'IN_PROGRESS' AND "deletedAt" IS NULL`, 'CANCELLED', 'endpoint-deleted', now, [endpointId]);
+      cancelled.push(...batch);
+      if (batch.length < 1000) return cancelled;
+    }
+  }
+
+  /** Forgets tombstones and delivered stops after an hour, undelivered stops after a day. */
+  async cleanup(now: Date): Promise<void> {
+    const hourAgo = new Date(now.getTime() - 3600_000);
+    await this.db.job.deleteMany({ where: { deletedAt: { lt: hourAgo } } });
+    await this.db.jobStop.deleteMany({ where: { OR: [{ deliveredAt: { lt: hourAgo } }, { createdAt: { lt: new Date(now.getTime() - 86_400_000) } }] } });
+  }
+
+  /**
+   * Moves the jobs matching `where` (parameters from $4) to a final state and records a stop for
+   * the worker of each running one, in one statement.
+   */
+  private finalize(where: string, status: 'CANCELLED' | 'TIMED_OUT', reason: StopReason, now: Date, params: unknown[]): Promise<ChangedJob[]> {
+    if (!FINAL.includes(status)) throw new Error(`not a final status: ${status}`);
+    return this.q<ChangedJob>(`
+      WITH f AS (
+        UPDATE ${this.t.job} SET status = $2::${this.t.jobStatus}, "completedAt" = $1::timestamp(3),
+          "resultsExpireAt" = $1::timestamp(3) + ${RETENTION_SQL}, "timeoutAt" = NULL, output = NULL
+        WHERE id = ANY(ARRAY(SELECT id FROM ${this.t.job} WHERE ${where} LIMIT 1000 FOR UPDATE SKIP LOCKED)) AND ${where}
+        RETURNING id, "endpointId", "workerId"
+      ), s AS (
+        INSERT INTO ${this.t.stop} ("jobId", "workerId", "endpointId", reason, "createdAt")
+        SELECT id, "workerId", "endpointId", $3, $1::timestamp(3) FROM f WHERE "workerId" IS NOT NULL
+        ON CONFLICT ("jobId", "workerId") DO UPDATE SET reason = EXCLUDED.reason, "createdAt" = EXCLUDED."createdAt", "deliveredAt" = NULL
+      )
+      SELECT id, "endpointId", "workerId" FROM f`, ts(now), status, reason, ...params);
+  }
+}
+
+/** A JSON value for a required Json column; `null` must be Prisma's JsonNull there. */
+export function toJson(value: unknown): Prisma.InputJsonValue | typeof Prisma.JsonNull {
+  return value === null || value === undefined ? Prisma.JsonNull : (value as Prisma.InputJsonValue);
+}
+
+/** A JSON value for an optional Json column: null and undefined leave it empty (no `output`). */
+export function toOptionalJson(value: unknown): Prisma.InputJsonValue | typeof Prisma.DbNull {
+  return value === null || value === undefined ? Prisma.DbNull : (value as Prisma.InputJsonValue);
 }

@@ -1,33 +1,204 @@
 import { Injectable } from '@nestjs/common';
-import { JOB_LIMITS, RunplaneError, type GetJobRequest, type JobAccepted, type JobRecord, type SubmitJobRequest } from '@runplane/contracts';
-import { toJobRecord } from './job-view.js';
-import { JobsRepository } from './jobs.repository.js';
+import {
+  isFinalStatus, JOB_LIMITS, RunplaneError,
+  type AwaitJobRequest, type EndpointScopedRequest, type GetJobRequest, type HealthRecord, type JobAccepted, type JobRecord,
+  type JobScopedRequest, type ListJobsRequest, type ListJobsResponse, type PurgeResponse, type StreamJobRequest, type StreamResponse, type SubmitJobRequest,
+} from '@runplane/contracts';
+import type { Prisma } from '../generated/prisma/client.js';
+import { EndpointsService } from '../endpoints/endpoints.service.js';
+import { SchedulerSettings } from '../settings.js';
+import { ANY_JOB, JobChanges } from '../shared/job-changes.js';
+import { WorkersRepository } from '../workers/workers.repository.js';
+import { decodeCursor, encodeCursor } from './cursor.js';
+import { isGone, resultsExpired, toJobRecord } from './job-view.js';
+import { JobsRepository, type JobRow } from './jobs.repository.js';
 
-/** The job lifecycle. The scheduler is the only writer of job state. */
+/** The job lifecycle as clients drive it (through queue-api). The scheduler is the only writer of job state. */
 @Injectable()
 export class JobsService {
-  constructor(private readonly jobs: JobsRepository) {}
+  constructor(
+    private readonly jobs: JobsRepository,
+    private readonly workers: WorkersRepository,
+    private readonly endpoints: EndpointsService,
+    private readonly changes: JobChanges,
+    private readonly settings: SchedulerSettings,
+  ) {}
 
+  /** Queues the job (IN_QUEUE) on the caller's endpoint; the same id twice is one job. */
   async submit(request: SubmitJobRequest): Promise<JobAccepted> {
+    const endpoint = await this.endpoints.requireOwned(request.ownerId, request.endpointId);
     const { job } = request;
-    const row = await this.jobs.insert({
+    const { row, created } = await this.jobs.insert({
       id: request.jobId,
       endpointId: request.endpointId,
       ownerId: request.ownerId,
       mode: request.mode,
-      input: job.input as object,
+      input: job.input as Prisma.InputJsonValue,
       webhook: job.webhook,
-      s3Config: job.s3Config as object | undefined,
+      s3Config: plain(job.s3Config),
+      policy: plain(job.policy),
       lowPriority: job.policy?.lowPriority ?? false,
-      executionTimeoutMs: job.policy?.executionTimeout ?? JOB_LIMITS.executionTimeout.default,
+      // Policy beats the endpoint setting (spec "Policy object"), fixed at submission.
+      executionTimeoutMs: job.policy?.executionTimeout ?? endpoint.executionTimeoutMs,
       ttlMs: job.policy?.ttl ?? JOB_LIMITS.ttl.default,
     }, new Date());
+    if (!created && (row.endpointId !== request.endpointId || row.ownerId !== request.ownerId)) {
+      throw RunplaneError.conflict(`job id ${request.jobId} is already used`, 'JOB_ID_IN_USE');
+    }
+    if (created) this.changes.changed(row.endpointId, row.id, true); // wakes waiting takers and the autoscaler
     return { id: row.id, status: row.status };
   }
 
+  /** `/status`; with `ttlMs` the job's TTL is set anew (counted from submission). */
   async get(request: GetJobRequest): Promise<JobRecord> {
-    const row = await this.jobs.findOwned(request.ownerId, request.endpointId, request.jobId);
-    if (!row || row.expiresAt.getTime() <= Date.now()) throw RunplaneError.notFound(`job ${request.jobId} not found`, 'JOB_NOT_FOUND');
-    return toJobRecord(row);
+    const now = new Date();
+    const row = await this.visible(request, now);
+    if (request.ttlMs !== undefined) {
+      const expiresAt = new Date(row.createdAt.getTime() + request.ttlMs);
+      await this.jobs.setTtl(row.id, request.ttlMs, expiresAt);
+      row.ttlMs = request.ttlMs;
+      row.expiresAt = expiresAt;
+      if (isGone(row, now)) throw jobNotFound(row.id);
+    }
+    return toJobRecord(row, now);
   }
+
+  /** Blocks until the job is final or `waitMs` elapsed, then returns its record (runsync, status-sync). */
+  async await(request: AwaitJobRequest): Promise<JobRecord> {
+    const deadline = Date.now() + request.waitMs;
+    for (;;) {
+      const mark = this.changes.mark(request.endpointId);
+      const now = new Date();
+      const row = await this.visible(request, now);
+      const left = deadline - now.getTime();
+      if (isFinalStatus(row.status) || left <= 0 || this.changes.stopping) return toJobRecord(row, now);
+      await this.changes.wait(row.endpointId, row.id, Math.min(left, this.settings.longPollRecheckMs), mark);
+    }
+  }
+
+  /**
+   * Returns the chunks not returned before, in order. With none and the job not final, waits up
+   * to `waitMs` for one. `stream` is always an array.
+   */
+  async stream(request: StreamJobRequest): Promise<StreamResponse> {
+    const deadline = Date.now() + request.waitMs;
+    for (;;) {
+      const mark = this.changes.mark(request.endpointId);
+      const now = new Date();
+      // Status before draining: a final status read first guarantees every chunk is already stored.
+      const row = await this.visible(request, now);
+      const chunks = await this.jobs.drainChunks(row.id);
+      const left = deadline - Date.now();
+      if (chunks.length || isFinalStatus(row.status) || left <= 0 || this.changes.stopping) {
+        return { id: row.id, status: row.status, stream: chunks.map((output) => ({ output })) };
+      }
+      await this.changes.wait(row.endpointId, row.id, Math.min(left, this.settings.longPollRecheckMs), mark);
+    }
+  }
+
+  /** IN_QUEUE / IN_PROGRESS → CANCELLED at once; a running job's worker gets it on job-stop. */
+  async cancel(request: JobScopedRequest): Promise<JobAccepted> {
+    for (let attempt = 0; ; attempt++) {
+      const now = new Date();
+      const row = await this.visible(request, now);
+      if (row.status === 'CANCELLED') return { id: row.id, status: 'CANCELLED' }; // repeated cancel
+      if (isFinalStatus(row.status)) {
+        throw RunplaneError.conflict(`job ${row.id} is already ${row.status} and cannot be cancelled`, 'JOB_FINAL');
+      }
+      const cancelled = await this.jobs.cancel(row.id, now);
+      if (cancelled) {
+        this.changes.changed(row.endpointId, row.id);
+        return { id: row.id, status: 'CANCELLED' };
+      }
+      // It moved between the read and the update (finished, requeued, ...): decide again.
+      if (attempt >= 3) throw RunplaneError.conflict(`job ${row.id} changed while being cancelled; try again`, 'JOB_BUSY');
+    }
+  }
+
+  /** FAILED / TIMED_OUT whose results are kept → IN_QUEUE again, same id; otherwise 409. */
+  async retry(request: JobScopedRequest): Promise<JobAccepted> {
+    const now = new Date();
+    const row = await this.visible(request, now);
+    if (await this.jobs.retry(row.id, now)) {
+      this.changes.changed(row.endpointId, row.id, true);
+      return { id: row.id, status: 'IN_QUEUE' };
+    }
+    const latest = (await this.jobs.find(row.id)) ?? row;
+    if (latest.status !== 'FAILED' && latest.status !== 'TIMED_OUT') {
+      throw RunplaneError.conflict(`job ${row.id} is ${latest.status}; only FAILED or TIMED_OUT jobs can be retried`, 'JOB_NOT_RETRYABLE');
+    }
+    if (resultsExpired(latest, now)) throw RunplaneError.conflict(`the results of job ${row.id} have expired; it can no longer be retried`, 'JOB_RESULTS_EXPIRED');
+    throw RunplaneError.conflict(`job ${row.id} changed while being retried; try again`, 'JOB_BUSY');
+  }
+
+  /** Removes the queued jobs only; running ones continue. */
+  async purge(request: EndpointScopedRequest): Promise<PurgeResponse> {
+    await this.endpoints.requireOwned(request.ownerId, request.endpointId);
+    const removed = await this.jobs.purgeQueued(request.endpointId);
+    if (removed) this.changes.changed(request.endpointId, ANY_JOB);
+    return { removed, status: 'completed' };
+  }
+
+  /** `/requests`: newest first, paged by an opaque cursor. */
+  async list(request: ListJobsRequest): Promise<ListJobsResponse> {
+    await this.endpoints.requireOwned(request.ownerId, request.endpointId);
+    const after = request.cursor ? decodeCursor(request.cursor) : undefined;
+    const now = new Date();
+    const rows = await this.jobs.list(request.endpointId, request.status, request.limit + 1, after, now);
+    const page = rows.slice(0, request.limit);
+    return {
+      requests: page.map((r) => ({
+        id: r.id,
+        status: r.status,
+        createdAt: r.createdAt.toISOString(),
+        ...(r.startedAt ? {
+          delayTime: Math.max(0, r.startedAt.getTime() - r.createdAt.getTime()),
+          executionTime: Math.max(0, (r.completedAt ?? now).getTime() - r.startedAt.getTime()),
+        } : {}),
+      })),
+      nextCursor: rows.length > request.limit ? encodeCursor(page[page.length - 1]) : null,
+    };
+  }
+
+  /** `/health`: job counts of the endpoint and its workers by state (external ones included). */
+  async health(request: EndpointScopedRequest): Promise<HealthRecord> {
+    const endpoint = await this.endpoints.requireOwned(request.ownerId, request.endpointId);
+    const now = new Date();
+    const [jobs, workers, held] = await Promise.all([
+      this.jobs.healthCounts(endpoint.id, now),
+      this.workers.listForEndpoint(endpoint.id),
+      this.jobs.heldCounts(endpoint.id),
+    ]);
+    const busy = new Set(held.map((h) => h.workerId));
+    const counts = { idle: 0, initializing: 0, ready: 0, running: 0, throttled: 0, unhealthy: 0 };
+    for (const w of workers) {
+      if (busy.has(w.id)) counts.running += 1;
+      else if (w.state === 'initializing') counts.initializing += 1;
+      else if (w.state === 'ready') counts.idle += 1;
+      else if (w.state === 'unhealthy') counts.unhealthy += 1;
+      // an idle "stopping" worker is on its way out: not counted
+    }
+    if (endpoint.startBackoffUntil && endpoint.startBackoffUntil > now) {
+      // Workers the endpoint should have but may not start yet (crash-loop back-off).
+      const active = workers.filter((w) => w.managed && (w.state === 'initializing' || w.state === 'ready')).length;
+      counts.throttled = Math.max(0, endpoint.workersMin - active);
+    }
+    return { jobs, workers: counts };
+  }
+
+  /** The caller's live job, else 404 (unknown, another endpoint's or user's, or deleted by its TTL). */
+  private async visible(request: JobScopedRequest, now: Date): Promise<JobRow> {
+    const row = await this.jobs.findOwned(request.ownerId, request.endpointId, request.jobId);
+    if (!row || isGone(row, now)) throw jobNotFound(request.jobId);
+    return row;
+  }
+}
+
+export function jobNotFound(jobId: string): RunplaneError {
+  return RunplaneError.notFound(`job ${jobId} not found`, 'JOB_NOT_FOUND');
+}
+
+/** A validated DTO instance as plain JSON (only the fields that were given), or undefined. */
+function plain(value: object | undefined): Prisma.InputJsonValue | undefined {
+  return value === undefined || value === null ? undefined : (JSON.parse(JSON.stringify(value)) as Prisma.InputJsonValue);
 }

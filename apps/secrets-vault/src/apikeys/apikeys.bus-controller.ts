@@ -1,7 +1,7 @@
 import { Controller } from '@nestjs/common';
 import { Payload } from '@nestjs/microservices';
 import { OnRpc } from '@runplane/bus';
-import { VaultRpc, VerifyApiKeyRequest } from '@runplane/contracts';
+import { MintWorkerKeyRequest, VaultRpc, VerifyApiKeyRequest } from '@runplane/contracts';
 import { ApiKeysService } from './apikeys.service.js';
 
 @Controller()
@@ -12,5 +12,11 @@ export class ApiKeysBusController {
   @OnRpc(VaultRpc.verifyApiKey)
   verify(@Payload() request: VerifyApiKeyRequest) {
     return this.keys.verify(request.keyHash);
+  }
+
+  /** Minted for each managed worker when it is started (its RUNPOD_AI_API_KEY, contract §4). */
+  @OnRpc(VaultRpc.mintWorkerKey)
+  mintWorkerKey(@Payload() request: MintWorkerKeyRequest) {
+    return this.keys.mintWorkerKey(request);
   }
 }

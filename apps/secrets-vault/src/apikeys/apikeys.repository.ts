@@ -1,6 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import type { ApiKeyScope, Principal } from '@runplane/contracts';
-import { PrismaClient } from '../generated/prisma/client.js';
+import { Prisma, PrismaClient } from '../generated/prisma/client.js';
 
 export const BOOTSTRAP_USER_ID = 'usr_admin';
 export const BOOTSTRAP_KEY_ID = 'key_bootstrap';
@@ -13,6 +13,22 @@ export class ApiKeysRepository {
     const key = await this.db.apiKey.findUnique({ where: { keyHash } });
     if (!key || key.revokedAt) return null;
     return { userId: key.userId, keyId: key.id, scope: key.scope as ApiKeyScope, endpointId: key.endpointId };
+  }
+
+  async userExists(userId: string): Promise<boolean> {
+    return (await this.db.user.count({ where: { id: userId } })) === 1;
+  }
+
+  /** Stores a worker key (by hash) for one endpoint of the user; false when the user does not exist. */
+  async createWorkerKey(key: { id: string; userId: string; endpointId: string; keyHash: string }): Promise<boolean> {
+    try {
+      await this.db.apiKey.create({ data: { ...key, name: `worker key for endpoint ${key.endpointId}`, scope: 'worker' } });
+      return true;
+    } catch (err) {
+      // The user was removed between the caller's check and this insert: its foreign key fails.
+      if (err instanceof Prisma.PrismaClientKnownRequestError && err.code === 'P2003') return false;
+      throw err;
+    }
   }
 
   async ensureBootstrapUser(): Promise<void> {

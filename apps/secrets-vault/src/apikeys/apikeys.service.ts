@@ -1,7 +1,8 @@
 import { Inject, Injectable, type OnApplicationBootstrap } from '@nestjs/common';
 import { generateApiKey, hashApiKey } from '@runplane/auth';
-import type { VerifyApiKeyResponse } from '@runplane/contracts';
+import { RunplaneError, type MintWorkerKeyRequest, type MintWorkerKeyResponse, type VerifyApiKeyResponse } from '@runplane/contracts';
 import { LOGGER, RunplaneConfig, type Logger } from '@runplane/platform';
+import { randomUUID } from 'node:crypto';
 import { ApiKeysRepository } from './apikeys.repository.js';
 
 @Injectable()
@@ -14,6 +15,20 @@ export class ApiKeysService implements OnApplicationBootstrap {
 
   async verify(keyHash: string): Promise<VerifyApiKeyResponse> {
     return { principal: await this.keys.principalFor(keyHash) };
+  }
+
+  /**
+   * A key that may use only `endpointId`'s worker routes (a managed worker's RUNPOD_AI_API_KEY).
+   * The key is returned once and only its hash is kept. Users are created by admin routes, so an
+   * unknown user is a 404 rather than a user created on the fly.
+   */
+  async mintWorkerKey({ userId, endpointId }: MintWorkerKeyRequest): Promise<MintWorkerKeyResponse> {
+    const unknownUser = () => RunplaneError.notFound(`user ${userId} not found`, 'USER_NOT_FOUND');
+    if (!(await this.keys.userExists(userId))) throw unknownUser();
+    const key = generateApiKey();
+    const keyId = `key_${randomUUID().replaceAll('-', '')}`;
+    if (!(await this.keys.createWorkerKey({ id: keyId, userId, endpointId, keyHash: hashApiKey(key) }))) throw unknownUser();
+    return { keyId, key };
   }
 
   /**

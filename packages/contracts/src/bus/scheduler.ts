@@ -1,5 +1,5 @@
 import { Type } from 'class-transformer';
-import { IsArray, IsBoolean, IsIn, IsInt, IsNotEmpty, IsObject, IsOptional, IsString, Max, Min, ValidateNested } from 'class-validator';
+import { IsArray, IsBoolean, IsIn, IsInt, IsNotEmpty, IsObject, IsOptional, IsString, Max, MaxLength, Min, ValidateNested } from 'class-validator';
 import { EndpointCreateDto, EndpointUpdateDto, type Endpoint, type HealthRecord } from '../endpoints/endpoint.dto.js';
 import { JOB_STATUSES, type JobStatus } from '../jobs/job-status.js';
 import { JobRequestDto } from '../jobs/job-request.dto.js';
@@ -72,6 +72,8 @@ export interface PurgeResponse {
 export class WorkerRequest {
   @IsString() @IsNotEmpty() endpointId!: string;
   @IsString() @IsNotEmpty() workerId!: string;
+  /** The caller's user (queue-api always sets it): when set, the endpoint must be this user's (else 404). */
+  @IsOptional() @IsString() ownerId?: string;
 }
 
 /** job-take / job-take-batch: long poll for up to `waitMs`, then `{jobs: []}`. */
@@ -104,6 +106,10 @@ export class JobStreamRequest extends WorkerRequest {
 
 export class PingRequest extends WorkerRequest {
   @IsArray() @IsString({ each: true }) jobIds!: string[];
+  /** Set by the fitness-check failure ping (reference §1.1): the worker is about to exit. */
+  @IsOptional() @IsIn(['unhealthy']) status?: 'unhealthy';
+  /** `<check>: <reason>` of that ping. */
+  @IsOptional() @IsString() @MaxLength(600) reason?: string;
 }
 
 /** job-stop: long poll for jobs this worker must abandon (cancelled, timed out, expired). */
@@ -127,6 +133,15 @@ export class CreateEndpointRequest extends OwnedRequest {
 
 export class UpdateEndpointRequest extends EndpointScopedRequest {
   @IsObject() @ValidateNested() @Type(() => EndpointUpdateDto) changes!: EndpointUpdateDto;
+}
+
+/** How many endpoints, of any user, run on a template (a template in use cannot be deleted: 409). */
+export class TemplateUsageRequest {
+  @IsString() @IsNotEmpty() templateId!: string;
+}
+
+export interface TemplateUsageResponse {
+  endpoints: number;
 }
 
 /**
@@ -156,9 +171,13 @@ export const SchedulerRpc = {
   getEndpoint: defineRpc<EndpointScopedRequest, Endpoint>('scheduler', 'endpoints.get', EndpointScopedRequest),
   updateEndpoint: defineRpc<UpdateEndpointRequest, Endpoint>('scheduler', 'endpoints.update', UpdateEndpointRequest),
   deleteEndpoint: defineRpc<EndpointScopedRequest, Ack>('scheduler', 'endpoints.delete', EndpointScopedRequest),
+  templateUsage: defineRpc<TemplateUsageRequest, TemplateUsageResponse>('scheduler', 'endpoints.template-usage', TemplateUsageRequest),
 } as const;
 
 export const SchedulerSignals = {
-  /** A job changed state or got output: wakes long polls (await, stream, take, stop) on every replica. */
+  /**
+   * A job changed state or got output: wakes long polls (await, stream, take, stop) on every replica.
+   * `jobId` `"*"` stands for any job of the endpoint (purges, timer sweeps).
+   */
   jobChanged: defineSignal<{ endpointId: string; jobId: string }>('scheduler.jobs.changed'),
 } as const;

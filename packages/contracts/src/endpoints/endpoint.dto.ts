@@ -1,4 +1,4 @@
-import { IsArray, IsIn, IsInt, IsOptional, IsString, Max, MaxLength, Min, MinLength } from 'class-validator';
+import { IsArray, IsIn, IsInt, IsOptional, IsString, Max, MaxLength, Min, MinLength, ValidateIf } from 'class-validator';
 import { JOB_LIMITS } from '../jobs/limits.js';
 
 export const SCALER_TYPES = ['QUEUE_DELAY', 'REQUEST_COUNT'] as const;
@@ -36,7 +36,8 @@ export class EndpointUpdateDto {
 
 /** Body of `POST /v1/endpoints` (RunPod EndpointCreateInput: only templateId is required). */
 export class EndpointCreateDto extends EndpointUpdateDto {
-  @IsString() @MinLength(1) declare templateId: string;
+  // `@ValidateIf(() => true)` replaces the parent's inherited @IsOptional() (class-validator keeps it otherwise).
+  @ValidateIf(() => true) @IsString() @MinLength(1) declare templateId: string;
   @IsOptional() @IsIn(['GPU', 'CPU']) computeType?: 'GPU' | 'CPU';
 }
 

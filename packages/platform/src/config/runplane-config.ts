@@ -1,5 +1,5 @@
 import { plainToInstance, Transform } from 'class-transformer';
-import { IsBoolean, IsIn, IsInt, IsOptional, IsString, Max, Min, MinLength, validateSync, type ValidationError } from 'class-validator';
+import { IsBoolean, IsIn, IsInt, IsOptional, IsString, IsUrl, Max, Min, MinLength, validateSync, type ValidationError } from 'class-validator';
 
 const toBool = ({ value }: { value: unknown }) =>
   value === undefined || value === '' ? undefined : ['1', 'true', 'yes', 'on'].includes(String(value).toLowerCase());
@@ -42,6 +42,14 @@ export class RunplaneConfig {
   @Transform(toInt) @IsInt() @Min(1000) RUNPLANE_SHUTDOWN_TIMEOUT_MS = 25_000;
 
   @IsOptional() @IsString() OTEL_EXPORTER_OTLP_ENDPOINT?: string;
+
+  /**
+   * Base URL at which workers reach the queue API (`<url>/v2/...` in their RUNPOD_WEBHOOK_*
+   * variables). Unset: the scheduler uses this process's own listening address, which is right in
+   * standalone mode; cluster mode needs the ingress (or queue-api service) URL here.
+   */
+  @IsOptional() @IsUrl({ require_tld: false, require_protocol: true, protocols: ['http', 'https'] }, { message: 'RUNPLANE_PUBLIC_URL must be an http(s) URL' })
+  RUNPLANE_PUBLIC_URL?: string;
 }
 
 /** Variables whose values must never appear in messages. */
@@ -53,7 +61,7 @@ export class ConfigError extends Error {
 
 /** Reads and validates the environment; throws ConfigError listing every problem at once. */
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): RunplaneConfig & { raw: NodeJS.ProcessEnv } {
-  const known = Object.fromEntries(Object.keys(new RunplaneConfig()).concat(['PORT', 'RUNPLANE_API_KEY', 'NATS_URL', 'DATABASE_URL', 'OTEL_EXPORTER_OTLP_ENDPOINT'])
+  const known = Object.fromEntries(Object.keys(new RunplaneConfig()).concat(['PORT', 'RUNPLANE_API_KEY', 'NATS_URL', 'DATABASE_URL', 'OTEL_EXPORTER_OTLP_ENDPOINT', 'RUNPLANE_PUBLIC_URL'])
     .filter((k) => env[k] !== undefined && env[k] !== '').map((k) => [k, env[k]]));
   const config = plainToInstance(RunplaneConfig, known, { exposeDefaultValues: true });
   const errors = validateSync(config, { forbidUnknownValues: false });

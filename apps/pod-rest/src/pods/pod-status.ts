@@ -1,0 +1,15 @@
+/**
+ * `lastStatusChange` texts (spec: "text describing the last lifecycle event"). RunPod writes
+ * "<event>: <date>"; the same shape here, with ISO dates.
+ */
+export const statusChange = {
+  started: (at: Date) => `Started as a serverless worker: ${at.toISOString()}`,
+  startFailed: (reason: string, at: Date) => `Failed to start (${reason}): ${at.toISOString()}`,
+  terminated: (at: Date) => `Terminated by the scheduler: ${at.toISOString()}`,
+  exited: (exit: { exitCode: number | null; signal: string | null; stopRequested: boolean; terminated: boolean }, at: Date) => {
+    const how = exit.signal ? `killed by ${exit.signal}` : `exit code ${exit.exitCode ?? 'unknown'}`;
+    const why = exit.terminated ? 'Terminated by the scheduler' : exit.stopRequested ? 'Stopped with the server' : 'Exited';
+    return `${why} (${how}): ${at.toISOString()}`;
+  },
+  lostOnRestart: (at: Date) => `Exited (its process did not survive a restart of the server): ${at.toISOString()}`,
+};

@@ -1,0 +1,139 @@
+import { afterAll, afterEach, beforeAll, describe, expect, it } from '@jest/globals';
+import { createLogger } from '@runplane/platform';
+import { WorkloadStartError, type WorkloadSpec, type WorkloadStatus } from '../src/compute/compute-provider.js';
+import { LocalComputeProvider } from '../src/compute/local-compute-provider.js';
+import { LogRingBuffer } from '../src/compute/log-ring-buffer.js';
+import { isAlive, waitFor, writeFixture } from './worker-fixture.js';
+
+describe('LocalComputeProvider', () => {
+  let fixture: string;
+  let provider: LocalComputeProvider;
+  let n = 0;
+  const spec = (env: Record<string, string> = {}, extra: Partial<WorkloadSpec> = {}): WorkloadSpec => ({
+    id: `w${++n}`, image: 'example/worker:1', entrypoint: [process.execPath], command: [fixture], env, ...extra,
+  });
+  const stdoutJson = async (ref: string) => {
+    const line = await waitFor(async () => (await provider.logs(ref)).find((l) => l.stream === 'stdout' && l.text.startsWith('{')), 'the env line');
+    return JSON.parse(line.text) as { env: Record<string, string> };
+  };
+
+  beforeAll(() => {
+    fixture = writeFixture();
+    process.env.RUNPLANE_TEST_SERVER_SECRET = 'must-not-leak';
+  });
+  afterEach(async () => {
+    await provider?.onApplicationShutdown();
+  });
+  afterAll(() => {
+    delete process.env.RUNPLANE_TEST_SERVER_SECRET;
+  });
+  const newProvider = (options = {}) => (provider = new LocalComputeProvider(createLogger({ level: 'silent' }), options));
+
+  it('runs entrypoint + command with PATH/HOME and the spec env only, and keeps stdout/stderr as logs', async () => {
+    newProvider();
+    const handle = await provider.start(spec({ RUNPOD_POD_ID: 'w-env', TEMPLATE_VAR: 'a b' }));
+    expect(handle).toEqual({ ref: expect.any(String), pid: expect.any(Number), startedAt: expect.any(Date) });
+    const { env } = await stdoutJson(handle.ref);
+    expect(env.RUNPOD_POD_ID).toBe('w-env');
+    expect(env.TEMPLATE_VAR).toBe('a b');
+    expect(env.PATH).toBe(process.env.PATH);
+    expect(env.RUNPLANE_TEST_SERVER_SECRET).toBeUndefined();
+    const logs = await waitFor(async () => {
+      const lines = await provider.logs(handle.ref);
+      return lines.some((l) => l.stream === 'stderr') && lines;
+    }, 'the stderr line');
+    expect(logs.find((l) => l.stream === 'stderr')).toMatchObject({ text: 'fixture on stderr', at: expect.any(Date) });
+    expect(await provider.logs(handle.ref, { tail: 1 })).toHaveLength(1);
+    expect(await provider.status(handle.ref)).toMatchObject({ state: 'running', exitCode: null, pid: handle.pid });
+  });
+
+  it('records the exit code and time of a process that ends by itself and tells the exit listeners', async () => {
+    newProvider();
+    const exits: WorkloadStatus[] = [];
+    provider.onExit((s) => exits.push(s));
+    const handle = await provider.start(spec({ FIXTURE_MODE: 'exit', FIXTURE_EXIT_CODE: '3' }));
+    const status = await waitFor(() => exits[0], 'the exit');
+    expect(status).toMatchObject({ ref: handle.ref, state: 'exited', exitCode: 3, signal: null, stopRequested: false, exitedAt: expect.any(Date) });
+    expect(await provider.status(handle.ref)).toMatchObject({ state: 'exited', exitCode: 3 });
+    // Logs outlive the process.
+    expect((await provider.logs(handle.ref)).some((l) => l.text === 'fixture on stderr')).toBe(true);
+  });
+
+  it('stops with SIGTERM when the process honours it', async () => {
+    newProvider();
+    const handle = await provider.start(spec());
+    await stdoutJson(handle.ref); // its SIGTERM handler is installed by now
+    const status = await provider.stop(handle.ref, { graceMs: 5000 });
+    expect(status).toMatchObject({ state: 'exited', exitCode: 0, signal: null, stopRequested: true });
+    expect(isAlive(handle.pid!)).toBe(false);
+    expect((await provider.logs(handle.ref)).map((l) => l.text)).toContain('got SIGTERM');
+  });
+
+  it('kills with SIGKILL after the grace period, and reaches the processes it spawned', async () => {
+    newProvider();
+    const handle = await provider.start(spec({ FIXTURE_MODE: 'spawn' }));
+    const line = await waitFor(async () => (await provider.logs(handle.ref)).find((l) => l.text.startsWith('grandchild ')), 'the grandchild pid');
+    const grandchild = Number(line.text.split(' ')[1]);
+    expect(isAlive(grandchild)).toBe(true);
+    const stubborn = await provider.start(spec({ FIXTURE_MODE: 'ignore-term' }));
+    await stdoutJson(stubborn.ref);
+
+    const [a, b] = await Promise.all([provider.stop(handle.ref, { graceMs: 5000 }), provider.stop(stubborn.ref, { graceMs: 200 })]);
+    expect(a).toMatchObject({ exitCode: 0 });
+    expect(b).toMatchObject({ state: 'exited', signal: 'SIGKILL', exitCode: 137, stopRequested: true });
+    expect((await provider.logs(stubborn.ref)).map((l) => l.text)).toContain('ignoring SIGTERM');
+    await waitFor(() => !isAlive(grandchild), 'the grandchild to die');
+    expect(await provider.stop(stubborn.ref)).toMatchObject({ state: 'exited' }); // no-op once exited
+    expect(await provider.stop('unknown')).toBeNull();
+  });
+
+  it('fails clearly when there is nothing to run or the command does not exist', async () => {
+    newProvider();
+    await expect(provider.start(spec({}, { entrypoint: [], command: [] }))).rejects.toThrow(/does not pull images; set dockerStartCmd/);
+    await expect(provider.start(spec({}, { entrypoint: [], command: ['/nonexistent/runplane-worker'] })))
+      .rejects.toThrow(new WorkloadStartError(`cannot start w${n}: command not found: /nonexistent/runplane-worker`));
+    expect(await provider.status(`w${n}`)).toBeNull();
+    await expect(provider.start(spec({}, { entrypoint: [], command: ['node /srv/worker.mjs'] }))).rejects.toThrow(/one element per word/);
+  });
+
+  it('refuses to start a second workload with the id of a running one', async () => {
+    newProvider();
+    const s = spec();
+    await provider.start(s);
+    await expect(provider.start(s)).rejects.toThrow(/already running/);
+  });
+
+  it('stops every process on shutdown: SIGTERM first, SIGKILL for the stubborn ones', async () => {
+    newProvider({ defaultGraceMs: 300 });
+    const handles = await Promise.all([provider.start(spec()), provider.start(spec({ FIXTURE_MODE: 'ignore-term' }))]);
+    await Promise.all(handles.map((h) => stdoutJson(h.ref)));
+    await provider.beforeApplicationShutdown();
+    for (const h of handles) expect(isAlive(h.pid!)).toBe(false);
+    expect((await provider.status(handles[0].ref))?.exitCode).toBe(0);
+    expect((await provider.status(handles[1].ref))?.signal).toBe('SIGKILL');
+  });
+});
+
+describe('LogRingBuffer', () => {
+  it('splits lines per stream, joins partial chunks and UTF-8 characters split across chunks', () => {
+    const buf = new LogRingBuffer();
+    const euro = Buffer.from('€\n');
+    buf.write('stdout', Buffer.from('hel'));
+    buf.write('stderr', Buffer.from('err line\r\n'));
+    buf.write('stdout', Buffer.concat([Buffer.from('lo '), euro.subarray(0, 1)]));
+    buf.write('stdout', euro.subarray(1));
+    buf.write('stdout', Buffer.from('tail without newline'));
+    expect(buf.read().map((l) => [l.stream, l.text])).toEqual([['stderr', 'err line'], ['stdout', 'hello €']]);
+    buf.flush();
+    expect(buf.read(1).map((l) => l.text)).toEqual(['tail without newline']);
+  });
+
+  it('keeps at most maxLines lines and maxChars characters, dropping the oldest', () => {
+    const buf = new LogRingBuffer({ maxLines: 3, maxChars: 1000 });
+    for (let i = 0; i < 5000; i++) buf.write('stdout', `line ${i}\n`);
+    expect(buf.read().map((l) => l.text)).toEqual(['line 4997', 'line 4998', 'line 4999']);
+    const small = new LogRingBuffer({ maxLines: 100, maxChars: 10, maxLineChars: 4 });
+    small.write('stdout', 'abcdefghij\nxyz\n');
+    expect(small.read().map((l) => l.text)).toEqual(['efgh', 'ij', 'xyz']);
+  });
+});

@@ -1,0 +1,87 @@
+import { Injectable } from '@nestjs/common';
+import { PrismaClient, type Endpoint as EndpointRow, type Prisma } from '../generated/prisma/client.js';
+
+export type { EndpointRow };
+
+export type NewEndpoint = Omit<Prisma.EndpointCreateInput, 'createdAt' | 'version' | 'startFailures' | 'startBackoffUntil'>;
+export type EndpointChanges = Omit<Prisma.EndpointUpdateInput, 'id' | 'ownerId' | 'version' | 'createdAt' | 'startFailures' | 'startBackoffUntil'>;
+
+/** Data access of endpoints; the only code that knows the Endpoint table. */
+@Injectable()
+export class EndpointsRepository {
+  constructor(private readonly db: PrismaClient) {}
+
+  create(data: NewEndpoint, now: Date): Promise<EndpointRow> {
+    return this.db.endpoint.create({ data: { ...data, createdAt: now } });
+  }
+
+  find(id: string): Promise<EndpointRow | null> {
+    return this.db.endpoint.findUnique({ where: { id } });
+  }
+
+  /** The owner's endpoint, or null: another user's endpoint is "not found" too. */
+  findOwned(ownerId: string, id: string): Promise<EndpointRow | null> {
+    return this.db.endpoint.findFirst({ where: { id, ownerId } });
+  }
+
+  listOwned(ownerId: string): Promise<EndpointRow[]> {
+    return this.db.endpoint.findMany({ where: { ownerId }, orderBy: [{ createdAt: 'asc' }, { id: 'asc' }] });
+  }
+
+  listAll(): Promise<EndpointRow[]> {
+    return this.db.endpoint.findMany();
+  }
+
+  /** Applies changes; `bumpVersion` starts a rolling release. Null when the endpoint is gone. */
+  async update(id: string, changes: EndpointChanges, bumpVersion: boolean): Promise<EndpointRow | null> {
+    const { count } = await this.db.endpoint.updateMany({
+      where: { id },
+      data: { ...(changes as Prisma.EndpointUpdateManyMutationInput), ...(bumpVersion ? { version: { increment: 1 } } : {}) },
+    });
+    return count ? this.find(id) : null;
+  }
+
+  /**
+   * Rolling release of every endpoint using the template; returns their ids. With the event's id
+   * the bump happens once per event: the id is recorded in the same transaction, so a redelivered
+   * event finds it and changes nothing.
+   */
+  async bumpVersionForTemplate(templateId: string, eventId?: string): Promise<string[]> {
+    return this.db.$transaction(async (tx) => {
+      if (eventId) {
+        const { count } = await tx.processedEvent.createMany({ data: [{ id: eventId }], skipDuplicates: true });
+        if (!count) return [];
+      }
+      const rows = await tx.endpoint.findMany({ where: { templateId }, select: { id: true } });
+      if (rows.length) await tx.endpoint.updateMany({ where: { templateId }, data: { version: { increment: 1 } } });
+      return rows.map((r) => r.id);
+    });
+  }
+
+  /** Applied-event ids are kept for a day: far beyond any redelivery. */
+  async forgetProcessedEvents(before: Date): Promise<void> {
+    await this.db.processedEvent.deleteMany({ where: { processedAt: { lt: before } } });
+  }
+
+  /** True when this call removed it (a concurrent delete gets false). */
+  async delete(id: string): Promise<boolean> {
+    const { count } = await this.db.endpoint.deleteMany({ where: { id } });
+    return count > 0;
+  }
+
+  /** Endpoints of any user on the template. */
+  countUsingTemplate(templateId: string): Promise<number> {
+    return this.db.endpoint.count({ where: { templateId } });
+  }
+
+  /** One more failed worker start: the next start waits `backoffMs`. */
+  async recordStartFailure(id: string, backoff: (failures: number) => number, now: Date): Promise<void> {
+    const row = await this.db.endpoint.update({ where: { id }, data: { startFailures: { increment: 1 } }, select: { startFailures: true } }).catch(() => null);
+    if (!row) return; // deleted meanwhile
+    await this.db.endpoint.updateMany({ where: { id }, data: { startBackoffUntil: new Date(now.getTime() + backoff(row.startFailures)) } });
+  }
+
+  async resetStartFailures(id: string): Promise<void> {
+    await this.db.endpoint.updateMany({ where: { id, startFailures: { gt: 0 } }, data: { startFailures: 0, startBackoffUntil: null } });
+  }
+}

@@ -1,0 +1,44 @@
+import { Injectable } from '@nestjs/common';
+import { DEFAULT_PING_INTERVAL_MS } from '@runplane/contracts';
+import { RunplaneConfig } from '@runplane/platform';
+
+/** Reads one integer setting; a bad value stops the start-up with a message naming it. */
+function intSetting(env: NodeJS.ProcessEnv, name: string, fallback: number, min: number, max: number): number {
+  const raw = env[name];
+  if (raw === undefined || raw === '') return fallback;
+  const value = Number(raw);
+  if (!Number.isInteger(value) || value < min || value > max) {
+    throw new Error(`invalid configuration: ${name} must be an integer from ${min} to ${max} (got ${JSON.stringify(raw)}). See docs/configuration.md.`);
+  }
+  return value;
+}
+
+/**
+ * The scheduler's own tuning (docs/configuration.md). Kept here rather than in RunplaneConfig
+ * because no other service reads them; the defaults suit production, tests shorten them.
+ */
+@Injectable()
+export class SchedulerSettings {
+  /** RUNPOD_PING_INTERVAL given to workers; silence for 3 intervals makes a worker unhealthy. */
+  readonly pingIntervalMs: number;
+  /** How often the durable timers (timeouts, ttl, retention, worker liveness) are checked. */
+  readonly sweepIntervalMs: number;
+  /** How often the autoscaler compares every endpoint's workers with its needs. */
+  readonly autoscaleIntervalMs: number;
+  /** A managed worker that has not called in by then counts as failed to start. */
+  readonly workerStartTimeoutMs: number;
+  /** Long polls re-read the database at least this often, in case a wake-up signal was lost. */
+  readonly longPollRecheckMs: number;
+  /** Where workers reach queue-api (RUNPLANE_PUBLIC_URL); derived from the listening port when unset. */
+  readonly publicUrl?: string;
+
+  constructor(config: RunplaneConfig) {
+    const env = (config as RunplaneConfig & { raw?: NodeJS.ProcessEnv }).raw ?? process.env;
+    this.pingIntervalMs = intSetting(env, 'RUNPLANE_WORKER_PING_INTERVAL_MS', DEFAULT_PING_INTERVAL_MS, 100, 600_000);
+    this.sweepIntervalMs = intSetting(env, 'RUNPLANE_SCHEDULER_SWEEP_MS', 500, 20, 60_000);
+    this.autoscaleIntervalMs = intSetting(env, 'RUNPLANE_AUTOSCALE_INTERVAL_MS', 1000, 20, 60_000);
+    this.workerStartTimeoutMs = intSetting(env, 'RUNPLANE_WORKER_START_TIMEOUT_MS', 120_000, 1000, 3_600_000);
+    this.longPollRecheckMs = intSetting(env, 'RUNPLANE_LONG_POLL_RECHECK_MS', 2000, 50, 60_000);
+    this.publicUrl = config.RUNPLANE_PUBLIC_URL?.replace(/\/+$/, '') || undefined;
+  }
+}

@@ -1,0 +1,40 @@
+import { Inject, Injectable } from '@nestjs/common';
+import { LOGGER, type Logger } from '@runplane/platform';
+import { randomUUID } from 'node:crypto';
+import { LeaseRepository } from './lease.repository.js';
+
+const LEASE = 'scheduler-loops';
+
+/**
+ * One scheduler replica at a time runs the background loops (timers, autoscaler): a lease row
+ * renewed on every tick, taken over by another replica when it is not renewed for `ttlMs`.
+ * The timer statements are safe to run on several replicas at once anyway (each row changes once);
+ * the lease saves the duplicate work and, for the autoscaler, duplicate decisions.
+ */
+@Injectable()
+export class Leadership {
+  readonly holder = `scheduler-${randomUUID()}`;
+  private leading = false;
+  private checkedAt = 0;
+
+  constructor(private readonly leases: LeaseRepository, @Inject(LOGGER) private readonly logger: Logger) {}
+
+  /** True when this replica leads; renews the lease at most every `renewMs`. */
+  async isLeader(ttlMs: number, renewMs: number): Promise<boolean> {
+    const now = Date.now();
+    if (now - this.checkedAt < renewMs) return this.leading;
+    this.checkedAt = now;
+    const leading = await this.leases.acquire(LEASE, this.holder, new Date(now), ttlMs).catch((err: unknown) => {
+      this.logger.warn({ err: String(err) }, 'scheduler: could not renew the loop lease');
+      return false;
+    });
+    if (leading !== this.leading) this.logger.info({ holder: this.holder }, leading ? 'scheduler: this replica now runs the timers and the autoscaler' : 'scheduler: another replica runs the timers and the autoscaler');
+    this.leading = leading;
+    return leading;
+  }
+
+  async resign(): Promise<void> {
+    if (this.leading) await this.leases.release(LEASE, this.holder).catch(() => {});
+    this.leading = false;
+  }
+}

@@ -1,0 +1,108 @@
+import { Inject, Injectable, type OnApplicationBootstrap, type OnModuleDestroy } from '@nestjs/common';
+import { LOGGER, type Logger } from '@runplane/platform';
+import { EndpointsRepository } from '../endpoints/endpoints.repository.js';
+import { JobsRepository, type ChangedJob } from '../jobs/jobs.repository.js';
+import { SchedulerSettings } from '../settings.js';
+import { ANY_JOB, JobChanges } from '../shared/job-changes.js';
+import { WorkerLiveness } from '../workers/worker-liveness.service.js';
+import { WorkersRepository } from '../workers/workers.repository.js';
+import { Leadership } from './leadership.js';
+
+const CLEANUP_EVERY_MS = 60_000;
+/** External workers silent this long are forgotten (they stop counting as unhealthy in /health). */
+const FORGET_EXTERNAL_AFTER_MS = 5 * 60_000;
+
+/**
+ * The durable timers. Deadlines are columns (`timeoutAt`, `expiresAt`, `resultsExpireAt`,
+ * `lastSeenAt`), not in-memory timers, so they survive restarts and fail-over: every tick applies
+ * whatever is due with conditional statements. One replica sweeps at a time (lease), and the
+ * statements would still be correct on several.
+ */
+@Injectable()
+export class Sweeper implements OnApplicationBootstrap, OnModuleDestroy {
+  private timer?: NodeJS.Timeout;
+  private running?: Promise<void>;
+  private stopped = false;
+  private lastCleanup = 0;
+
+  constructor(
+    private readonly jobs: JobsRepository,
+    private readonly workers: WorkersRepository,
+    private readonly endpoints: EndpointsRepository,
+    private readonly liveness: WorkerLiveness,
+    private readonly leadership: Leadership,
+    private readonly changes: JobChanges,
+    private readonly settings: SchedulerSettings,
+    @Inject(LOGGER) private readonly logger: Logger,
+  ) {}
+
+  onApplicationBootstrap(): void {
+    this.schedule();
+  }
+
+  async onModuleDestroy(): Promise<void> {
+    this.stopped = true;
+    clearTimeout(this.timer);
+    await this.running;
+    await this.leadership.resign();
+  }
+
+  private schedule(): void {
+    if (this.stopped) return;
+    this.timer = setTimeout(() => {
+      this.running = this.tick().finally(() => {
+        this.running = undefined;
+        this.schedule();
+      });
+    }, this.settings.sweepIntervalMs);
+    this.timer.unref();
+  }
+
+  /** Applies every deadline that has passed by `now`. */
+  async tick(now = new Date()): Promise<void> {
+    try {
+      if (!(await this.leadership.isLeader(leaseTtl(this.settings), Math.min(1000, this.settings.sweepIntervalMs)))) return;
+      // Timeouts and TTL first, so a lost worker's jobs past their deadline end rather than requeue.
+      await this.drain(() => this.jobs.timeOut(now), 'job timed out');
+      await this.drain(() => this.jobs.expire(now), 'job ttl elapsed: deleted');
+      while ((await this.jobs.expireResults(now)) >= 1000) { /* next batch */ }
+      const lost = await this.workers.sweepSilent(now, this.settings.workerStartTimeoutMs);
+      if (lost.length) await this.liveness.lost(lost, now);
+      if (now.getTime() - this.lastCleanup >= CLEANUP_EVERY_MS) {
+        this.lastCleanup = now.getTime();
+        await this.jobs.cleanup(now);
+        await this.workers.forgetStaleExternal(now, FORGET_EXTERNAL_AFTER_MS);
+        await this.endpoints.forgetProcessedEvents(new Date(now.getTime() - 86_400_000));
+      }
+    } catch (err) {
+      if (!this.stopped) this.logger.warn({ err: String(err) }, 'scheduler: timer sweep failed; retrying next tick');
+    }
+  }
+
+  /** Runs a batch statement until it has nothing left, announcing what changed. */
+  private async drain(step: () => Promise<ChangedJob[]>, message: string): Promise<void> {
+    for (;;) {
+      const changed = await step();
+      if (changed.length) {
+        this.logger.info({ jobs: changed.map((j) => j.id).slice(0, 20), count: changed.length }, message);
+        announce(this.changes, changed);
+      }
+      if (changed.length < 1000) return;
+    }
+  }
+}
+
+/** Wakes the waiters of changed jobs: one by one, or per endpoint when there are many. */
+export function announce(changes: JobChanges, jobs: ChangedJob[]): void {
+  const byEndpoint = new Map<string, string[]>();
+  for (const j of jobs) byEndpoint.set(j.endpointId, [...(byEndpoint.get(j.endpointId) ?? []), j.id]);
+  for (const [endpointId, ids] of byEndpoint) {
+    if (ids.length > 20) changes.changed(endpointId, ANY_JOB);
+    else for (const id of ids) changes.changed(endpointId, id);
+  }
+}
+
+/** Another replica takes over the loops after this long without renewal. */
+export function leaseTtl(settings: SchedulerSettings): number {
+  return Math.max(5000, 5 * Math.max(settings.sweepIntervalMs, settings.autoscaleIntervalMs));
+}

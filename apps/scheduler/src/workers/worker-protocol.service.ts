@@ -1,0 +1,206 @@
+import { Inject, Injectable } from '@nestjs/common';
+import {
+  JOB_LIMITS,
+  type Ack, type JobDoneRequest, type JobStreamRequest, type PingRequest, type ReleaseJobsRequest, type StopJobsRequest,
+  type StopJobsResponse, type TakeJobsRequest, type TakeJobsResponse, type WorkerJob,
+} from '@runplane/contracts';
+import { LOGGER, type Logger } from '@runplane/platform';
+import { EndpointsRepository, type EndpointRow } from '../endpoints/endpoints.repository.js';
+import { EndpointsService } from '../endpoints/endpoints.service.js';
+import { isGone } from '../jobs/job-view.js';
+import { jobNotFound } from '../jobs/jobs.service.js';
+import { JobsRepository, toOptionalJson, type JobRow } from '../jobs/jobs.repository.js';
+import { splitStreamOutput } from '../jobs/stream-chunks.js';
+import { SchedulerSettings } from '../settings.js';
+import { ANY_JOB, JobChanges } from '../shared/job-changes.js';
+import { WorkerLiveness } from './worker-liveness.service.js';
+import { WorkersRepository, type SeenWorker } from './workers.repository.js';
+
+/**
+ * The worker side of the queue (contract §4, reference §1): workers pull jobs (job-take), report
+ * progress, results and stream chunks, ping, and long-poll job-stop. Dispatch happens here, in
+ * `take`: a claim in the job table, so a job is handed to exactly one worker whatever the number
+ * of workers, queue-api instances or scheduler replicas.
+ */
+@Injectable()
+export class WorkerProtocolService {
+  /** Last liveness write per worker: calls in quick succession write once. */
+  private readonly touched = new Map<string, { at: number; seen: SeenWorker }>();
+
+  constructor(
+    private readonly jobs: JobsRepository,
+    private readonly workers: WorkersRepository,
+    private readonly endpoints: EndpointsService,
+    private readonly endpointRows: EndpointsRepository,
+    private readonly liveness: WorkerLiveness,
+    private readonly changes: JobChanges,
+    private readonly settings: SchedulerSettings,
+    @Inject(LOGGER) private readonly logger: Logger,
+  ) {}
+
+  /** job-take(-batch): up to `batchSize` jobs, waiting up to `waitMs` for one. */
+  async take(request: TakeJobsRequest): Promise<TakeJobsResponse> {
+    const endpoint = await this.endpoints.requireForWorker(request.endpointId, request.ownerId);
+    const deadline = Date.now() + request.waitMs;
+    for (;;) {
+      // Refreshed on every round: a worker holding a long poll is alive.
+      const mark = this.changes.mark(endpoint.id);
+      const seen = await this.seen(endpoint, request.workerId);
+      // A worker on its way out gets nothing, but still after the full wait: answering at once
+      // would make runpod-python poll in a hot loop.
+      if (seen.state !== 'stopping' && !seen.stopRequested) {
+        const now = new Date();
+        const rows = await this.jobs.claim(endpoint.id, request.workerId, request.batchSize, now);
+        if (rows.length) {
+          await this.workers.markBusy(endpoint.id, request.workerId, now);
+          return { jobs: rows.map(toWorkerJob) };
+        }
+      }
+      const left = deadline - Date.now();
+      if (left <= 0 || this.changes.stopping) return { jobs: [] };
+      await this.changes.wait(endpoint.id, undefined, Math.min(left, this.settings.longPollRecheckMs), mark);
+    }
+  }
+
+  /** Jobs queue-api could not deliver to the worker: back to the queue without counting a retry. */
+  async release(request: ReleaseJobsRequest): Promise<Ack> {
+    const endpoint = await this.endpoints.requireForWorker(request.endpointId, request.ownerId);
+    const released = await this.jobs.release(endpoint.id, request.workerId, request.jobIds, new Date());
+    if (released) this.changes.changed(endpoint.id, ANY_JOB, true);
+    return { ok: true };
+  }
+
+  /**
+   * job-done (reference §1.5): `{status: "IN_PROGRESS", output}` is progress; `{error}` makes the
+   * job FAILED (error stored as a string); otherwise COMPLETED with `output`. Only the first final
+   * post of the worker holding the job counts; later or stray posts are acknowledged and dropped
+   * (runpod-python retries posts, and a cancelled, timed-out or expired job keeps its state).
+   */
+  async done(request: JobDoneRequest): Promise<Ack> {
+    const endpoint = await this.endpoints.requireForWorker(request.endpointId, request.ownerId);
+    const seen = await this.seen(endpoint, request.workerId);
+    const job = await this.requireJob(endpoint, request.jobId);
+    const body = request.body ?? {};
+    const now = new Date();
+    if (!isGone(job, now)) {
+      if (body.status === 'IN_PROGRESS') {
+        if (await this.jobs.progress(endpoint.id, request.workerId, job.id, toOptionalJson(body.output))) this.changes.changed(endpoint.id, job.id);
+      } else {
+        const failed = isError(body.error);
+        const finished = await this.jobs.finish(endpoint.id, request.workerId, job.id, {
+          status: failed ? 'FAILED' : 'COMPLETED',
+          output: 'output' in body ? toOptionalJson(body.output) : undefined,
+          error: failed ? errorString(body.error) : undefined,
+        }, now, job.mode === 'runsync' ? JOB_LIMITS.resultRetention.runsync : JOB_LIMITS.resultRetention.run);
+        if (finished) {
+          await this.workers.markBusy(endpoint.id, request.workerId, now);
+          if (seen.managed) await this.endpointRows.resetStartFailures(endpoint.id); // it works: no more back-off
+          this.changes.changed(endpoint.id, job.id);
+        } else {
+          this.logger.debug({ endpointId: endpoint.id, jobId: job.id, workerId: request.workerId, status: job.status }, 'job-done dropped: the job is not running on this worker');
+        }
+      }
+    }
+    if (body.stopPod === true) {
+      await this.workers.requestStop(endpoint.id, request.workerId);
+      this.touched.delete(key(endpoint.id, request.workerId)); // its next take must see the request
+      this.changes.changed(endpoint.id, ANY_JOB, true); // the autoscaler replaces it once it is free
+    }
+    return { ok: true };
+  }
+
+  /** job-stream: stores the chunk (split when over 1 MB) for `/stream`. */
+  async stream(request: JobStreamRequest): Promise<Ack> {
+    const endpoint = await this.endpoints.requireForWorker(request.endpointId, request.ownerId);
+    await this.seen(endpoint, request.workerId);
+    const job = await this.requireJob(endpoint, request.jobId);
+    const now = new Date();
+    if (isGone(job, now)) return { ok: true };
+    const body = request.body ?? {};
+    const output = 'output' in body ? body.output : body;
+    if (await this.jobs.appendChunks(endpoint.id, request.workerId, job.id, splitStreamOutput(output), now)) {
+      this.changes.changed(endpoint.id, job.id);
+    }
+    return { ok: true };
+  }
+
+  /**
+   * Heartbeat: the worker is alive. Jobs it reports but no longer holds are put on its stop
+   * channel. `status: "unhealthy"` (failed fitness check, reference §1.1) means it is about to exit.
+   */
+  async ping(request: PingRequest): Promise<Ack> {
+    const endpoint = await this.endpoints.requireForWorker(request.endpointId, request.ownerId);
+    const now = new Date();
+    if (request.status === 'unhealthy') {
+      this.logger.warn({ endpointId: endpoint.id, workerId: request.workerId, reason: request.reason }, 'worker reports it is unhealthy');
+      this.touched.delete(key(endpoint.id, request.workerId));
+      const lost = await this.workers.markUnhealthy(endpoint.id, request.workerId);
+      if (lost) await this.liveness.lost([lost], now);
+      return { ok: true };
+    }
+    await this.seen(endpoint, request.workerId, true);
+    if (request.jobIds.length) {
+      const redeliverBefore = new Date(now.getTime() - 2 * this.settings.pingIntervalMs);
+      if (await this.jobs.stopIfNotHeld(endpoint.id, request.workerId, request.jobIds, now, redeliverBefore)) this.changes.changed(endpoint.id);
+    }
+    return { ok: true };
+  }
+
+  /** job-stop: long poll for jobs this worker must abandon; each is handed out once. */
+  async stop(request: StopJobsRequest): Promise<StopJobsResponse> {
+    const endpoint = await this.endpoints.requireForWorker(request.endpointId, request.ownerId);
+    const deadline = Date.now() + request.waitMs;
+    for (;;) {
+      const mark = this.changes.mark(endpoint.id);
+      await this.seen(endpoint, request.workerId);
+      const jobsToStop = await this.jobs.deliverStops(endpoint.id, request.workerId, new Date());
+      const left = deadline - Date.now();
+      if (jobsToStop.length || left <= 0 || this.changes.stopping) return { jobsToStop };
+      await this.changes.wait(endpoint.id, undefined, Math.min(left, this.settings.longPollRecheckMs), mark);
+    }
+  }
+
+  /**
+   * Records the worker's call. Busy workers call often (take rounds, progress, chunks): those are
+   * written at most every half ping interval (and every second); a ping always is.
+   */
+  private async seen(endpoint: EndpointRow, workerId: string, always = false): Promise<SeenWorker> {
+    const k = key(endpoint.id, workerId);
+    const cached = this.touched.get(k);
+    const now = Date.now();
+    if (!always && cached && now - cached.at < Math.min(1000, this.settings.pingIntervalMs / 2)) return cached.seen;
+    const seen = await this.workers.touch({
+      endpointId: endpoint.id, id: workerId, ownerId: endpoint.ownerId, pingIntervalMs: this.settings.pingIntervalMs, version: endpoint.version,
+    }, new Date(now));
+    if (this.touched.size > 10_000) this.touched.clear(); // bounded: it is only an optimisation
+    this.touched.set(k, { at: now, seen });
+    return seen;
+  }
+
+  private async requireJob(endpoint: EndpointRow, jobId: string): Promise<JobRow> {
+    const job = await this.jobs.find(jobId);
+    if (!job || job.endpointId !== endpoint.id) throw jobNotFound(jobId);
+    return job;
+  }
+}
+
+const key = (endpointId: string, workerId: string) => `${endpointId}\u0000${workerId}`;
+
+/** `{id, input}` plus webhook / s3Config / policy when the request had them (contract §4). */
+export function toWorkerJob(job: JobRow): WorkerJob {
+  const out: WorkerJob = { id: job.id, input: job.input as Record<string, unknown> };
+  if (job.webhook) out.webhook = job.webhook;
+  if (job.s3Config !== null) out.s3Config = job.s3Config as Record<string, unknown>;
+  if (job.policy !== null) out.policy = job.policy as Record<string, unknown>;
+  return out;
+}
+
+/** runpod-python only sends `error` when the handler's error is truthy (reference §1.5). */
+function isError(error: unknown): boolean {
+  return error !== undefined && error !== null && error !== false && error !== '';
+}
+
+/** `error` is always a string in records (contract §3): non-strings are kept as their JSON. */
+function errorString(error: unknown): string {
+  return typeof error === 'string' ? error : JSON.stringify(error);
+}

@@ -1,0 +1,186 @@
+import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { PodRpc, RunplaneError, SchedulerRpc, VaultRpc, type StartWorkerRequest } from '@runplane/contracts';
+import { createHash } from 'node:crypto';
+import { sleep, startHarness, until, type Harness } from './support.js';
+
+// The autoscaler end to end with a stand-in pod-rest (PodRpc) that records what it is asked to do;
+// the test plays the started worker processes. Scenarios run concurrently, each on its own endpoint.
+describe('autoscaler with a stand-in pod-rest', () => {
+  let h: Harness;
+  let owner: string;
+  const started: StartWorkerRequest[] = [];
+  const stopped: string[] = [];
+  /** Endpoints whose starts pod-rest refuses (bad template) or cannot serve (503). */
+  const refusing = new Set<string>();
+  const down = new Set<string>();
+  const attempts = new Map<string, number[]>();
+  const timers: NodeJS.Timeout[] = [];
+  const scenarios = new Map<string, Promise<void>>();
+
+  const startsOf = (ep: string) => started.filter((s) => s.endpointId === ep);
+  const health = (ep: string) => h.call(SchedulerRpc.health, { ownerId: owner, endpointId: ep });
+  /** The worker process pod-rest would run: pings every 300 ms until told otherwise. */
+  const comeUp = (endpointId: string, workerId: string) => {
+    const t = setInterval(() => { h.call(SchedulerRpc.ping, { endpointId, workerId, jobIds: [] }).catch(() => {}); }, 300);
+    timers.push(t);
+    return () => clearInterval(t);
+  };
+  const nthStart = (ep: string, n: number, timeoutMs = 10_000) => until(async () => startsOf(ep)[n - 1], timeoutMs, `start #${n} on ${ep}`);
+  const endpoint = async (config: Record<string, unknown>) => (await h.call(SchedulerRpc.createEndpoint, { ownerId: owner, endpoint: { templateId: 'tpl-1', ...config } as never })).id;
+  const scenario = (name: string, run: () => Promise<void>) => {
+    const p = run();
+    p.catch(() => {});
+    scenarios.set(name, p);
+  };
+
+  beforeAll(async () => {
+    h = await startHarness({ RUNPLANE_WORKER_START_TIMEOUT_MS: '2000' });
+    // The vault mints worker keys for real users only: use the bootstrap admin's user.
+    const keyHash = createHash('sha256').update(h.server.apiKey).digest('hex');
+    owner = (await h.call(VaultRpc.verifyApiKey, { keyHash })).principal!.userId;
+    const probe = await h.call(VaultRpc.mintWorkerKey, { userId: owner, endpointId: 'probe' }).catch((e: RunplaneError) => e);
+    if (probe instanceof RunplaneError && probe.status === 503) {
+      await h.server.bus.serve(VaultRpc.mintWorkerKey, async () => ({ keyId: 'k1', key: `worker-key-${Math.random()}` }));
+    }
+    await h.server.bus.serve(PodRpc.startWorker, async (req) => {
+      attempts.set(req.endpointId, [...(attempts.get(req.endpointId) ?? []), Date.now()]);
+      if (down.has(req.endpointId)) throw RunplaneError.unavailable('no instance of pod-rest is answering');
+      if (refusing.has(req.endpointId)) throw RunplaneError.badRequest('template image cannot be started');
+      started.push(req);
+      return { podId: req.workerId };
+    });
+    await h.server.bus.serve(PodRpc.stopWorker, async ({ workerId }) => {
+      stopped.push(workerId);
+      return { ok: true as const };
+    });
+
+    scenario('keeps workersMin workers with the worker protocol environment', async () => {
+      const ep = await endpoint({ workersMin: 1, workersMax: 2, gpuTypeIds: ['NVIDIA L4'] });
+      const s = await nthStart(ep, 1);
+      expect(s).toMatchObject({ ownerId: owner, endpointId: ep, templateId: 'tpl-1', slsVersion: 1, gpuTypeId: 'NVIDIA L4' });
+      const wid = s.workerId;
+      const base = `${h.server.url}/v2/${ep}`;
+      expect(s.env).toEqual({
+        RUNPOD_WEBHOOK_GET_JOB: `${base}/job-take/${wid}?gpu=NVIDIA+L4`,
+        RUNPOD_WEBHOOK_POST_OUTPUT: `${base}/job-done/${wid}/$ID?gpu=NVIDIA+L4`,
+        RUNPOD_WEBHOOK_POST_STREAM: `${base}/job-stream/${wid}/$ID?gpu=NVIDIA+L4`,
+        RUNPOD_WEBHOOK_PING: `${base}/ping/${wid}?gpu=NVIDIA+L4`,
+        RUNPOD_POD_ID: wid,
+        RUNPOD_ENDPOINT_ID: ep,
+        RUNPOD_AI_API_KEY: expect.any(String),
+        RUNPOD_PING_INTERVAL: '1000',
+        RUNPOD_SKIP_AUTO_SYSTEM_CHECKS: 'true',
+      });
+      expect((await health(ep)).workers.initializing).toBe(1);
+      comeUp(ep, wid);
+      await until(async () => (await health(ep)).workers.idle === 1, 5000, 'worker idle');
+      await sleep(1000); // many ticks: still exactly one worker
+      expect(startsOf(ep).length).toBe(1);
+    });
+
+    scenario('scales from zero for a job at once, never for low-priority jobs, and stops idle workers', async () => {
+      const ep = await endpoint({ workersMin: 0, workersMax: 2, scalerValue: 60, idleTimeout: 1 });
+      const low = await endpoint({ workersMin: 0, workersMax: 2, scalerValue: 1 });
+      const jobId = `as-${Date.now()}`;
+      await h.call(SchedulerRpc.submitJob, { ownerId: owner, endpointId: ep, jobId, mode: 'run', job: { input: { n: 1 } } as never });
+      await h.call(SchedulerRpc.submitJob, { ownerId: owner, endpointId: low, jobId: `${jobId}-low`, mode: 'run', job: { input: { n: 1 }, policy: { lowPriority: true } } as never });
+      // scalerValue is 60 s: only the scale-from-zero rule can start this one
+      const s = await nthStart(ep, 1, 5000);
+      comeUp(ep, s.workerId);
+      const [job] = (await h.call(SchedulerRpc.takeJobs, { endpointId: ep, workerId: s.workerId, batchSize: 1, waitMs: 0 })).jobs;
+      expect(job.id).toBe(jobId);
+      await h.call(SchedulerRpc.jobDone, { endpointId: ep, workerId: s.workerId, jobId, body: { output: 1 }, isStream: false });
+      // idle for idleTimeout (1 s) above workersMin 0: stopped
+      await until(async () => stopped.includes(s.workerId), 10_000, 'idle worker stopped');
+      await until(async () => (await health(ep)).workers.idle === 0, 5000, 'stopped worker forgotten');
+      expect(startsOf(low)).toEqual([]); // 2 s and more with a low-priority job queued longer than scalerValue
+    });
+
+    scenario('rolling release: a new version replaces the idle worker', async () => {
+      const ep = await endpoint({ workersMin: 1, workersMax: 1 });
+      const first = await nthStart(ep, 1);
+      comeUp(ep, first.workerId);
+      await until(async () => (await health(ep)).workers.idle === 1, 5000, 'first worker up');
+      const updated = await h.call(SchedulerRpc.updateEndpoint, { ownerId: owner, endpointId: ep, changes: { templateId: 'tpl-2' } as never });
+      expect(updated.version).toBe(2);
+      const second = await nthStart(ep, 2);
+      expect(second).toMatchObject({ slsVersion: 2, templateId: 'tpl-2' });
+      expect(stopped).toContain(first.workerId);
+    });
+
+    scenario('a busy worker is never stopped; stopPod replaces a worker once it is free', async () => {
+      const ep = await endpoint({ workersMin: 1, workersMax: 1, idleTimeout: 1 });
+      const first = await nthStart(ep, 1);
+      comeUp(ep, first.workerId);
+      const jobId = `busy-${Date.now()}`;
+      await h.call(SchedulerRpc.submitJob, { ownerId: owner, endpointId: ep, jobId, mode: 'run', job: { input: {} } as never });
+      await h.call(SchedulerRpc.takeJobs, { endpointId: ep, workerId: first.workerId, batchSize: 1, waitMs: 5000 });
+      // a new version while it works: it finishes first
+      await h.call(SchedulerRpc.updateEndpoint, { ownerId: owner, endpointId: ep, changes: { gpuCount: 2 } as never });
+      await sleep(1500);
+      expect(stopped).not.toContain(first.workerId);
+      await h.call(SchedulerRpc.jobDone, { endpointId: ep, workerId: first.workerId, jobId, body: { output: 1, stopPod: true }, isStream: false });
+      await until(async () => stopped.includes(first.workerId), 5000, 'replaced after its job');
+      expect((await nthStart(ep, 2)).slsVersion).toBe(2);
+    });
+
+    scenario('a refused start backs off exponentially (crash loop), counted as throttled', async () => {
+      const ep = await endpoint({ workersMin: 1, workersMax: 1 });
+      refusing.add(ep);
+      await until(async () => (attempts.get(ep)?.length ?? 0) >= 1, 5000, 'first attempt');
+      await until(async () => (await health(ep)).workers.throttled === 1, 5000, 'throttled');
+      await sleep(3000);
+      const tries = attempts.get(ep)!;
+      // 2 s, then 4 s between attempts (and not one per 100 ms tick)
+      expect(tries.length).toBeLessThanOrEqual(2);
+      if (tries.length === 2) expect(tries[1] - tries[0]).toBeGreaterThanOrEqual(1900);
+      refusing.delete(ep);
+      await nthStart(ep, 1, 15_000);
+    });
+
+    scenario('pod-rest not answering is retried on later ticks without back-off', async () => {
+      const ep = await endpoint({ workersMin: 1, workersMax: 1 });
+      down.add(ep);
+      await until(async () => (attempts.get(ep)?.length ?? 0) >= 3, 10_000, 'repeated attempts while pod-rest is down');
+      expect(startsOf(ep)).toEqual([]);
+      down.delete(ep);
+      await nthStart(ep, 1, 5000);
+    });
+
+    scenario('a worker that never calls in is replaced after the start timeout', async () => {
+      const ep = await endpoint({ workersMin: 1, workersMax: 1 });
+      const first = await nthStart(ep, 1);
+      // never comes up: unhealthy after RUNPLANE_WORKER_START_TIMEOUT_MS (2 s), stopped, replaced after a back-off
+      await until(async () => stopped.includes(first.workerId), 10_000, 'silent worker stopped');
+      const second = await nthStart(ep, 2, 15_000);
+      expect(second.workerId).not.toBe(first.workerId);
+      comeUp(ep, second.workerId);
+    });
+
+    scenario('deleting an endpoint stops its workers', async () => {
+      const ep = await endpoint({ workersMin: 2, workersMax: 2 });
+      const a = await nthStart(ep, 1);
+      const b = await nthStart(ep, 2);
+      comeUp(ep, a.workerId);
+      await h.call(SchedulerRpc.deleteEndpoint, { ownerId: owner, endpointId: ep });
+      await until(async () => stopped.includes(a.workerId) && stopped.includes(b.workerId), 10_000, 'workers of a deleted endpoint stopped');
+    });
+  }, 90_000);
+
+  afterAll(async () => {
+    timers.forEach(clearInterval);
+    await Promise.allSettled(scenarios.values());
+    await h?.stop();
+  }, 60_000);
+
+  for (const name of [
+    'keeps workersMin workers with the worker protocol environment',
+    'scales from zero for a job at once, never for low-priority jobs, and stops idle workers',
+    'rolling release: a new version replaces the idle worker',
+    'a busy worker is never stopped; stopPod replaces a worker once it is free',
+    'a refused start backs off exponentially (crash loop), counted as throttled',
+    'pod-rest not answering is retried on later ticks without back-off',
+    'a worker that never calls in is replaced after the start timeout',
+    'deleting an endpoint stops its workers',
+  ]) it(name, () => scenarios.get(name)!, 60_000);
+});

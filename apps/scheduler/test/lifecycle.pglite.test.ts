@@ -1,0 +1,3 @@
+import { lifecycleSuite } from './lifecycle.suite.js';
+
+lifecycleSuite('embedded PGlite', async () => ({}));

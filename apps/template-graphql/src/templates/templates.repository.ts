@@ -1,0 +1,79 @@
+import { Injectable } from '@nestjs/common';
+import { PrismaClient, Prisma, type Template } from '../generated/prisma/client.js';
+
+export type TemplateRow = Template;
+export type NewTemplate = Omit<Prisma.TemplateCreateInput, 'createdAt' | 'updatedAt'>;
+export type TemplateChanges = Pick<Prisma.TemplateUpdateInput,
+  'name' | 'imageName' | 'containerDiskInGb' | 'containerRegistryAuthId' | 'dockerEntrypoint' | 'dockerStartCmd'
+  | 'env' | 'isPublic' | 'ports' | 'readme' | 'volumeInGb' | 'volumeMountPath'>;
+
+/** An event written in the same transaction as the change it announces (see OutboxRelay). */
+export interface OutboxRecord {
+  id: string;
+  subject: string;
+  payload: Prisma.InputJsonValue;
+  /** Leased to the writer, which publishes it itself right after the commit. */
+  claimedUntil: Date;
+  attempts: number;
+}
+
+/** The owner already has a template with this name (unique per owner). */
+export const NAME_TAKEN = 'name-taken' as const;
+
+const isUniqueViolation = (err: unknown) => err instanceof Prisma.PrismaClientKnownRequestError && err.code === 'P2002';
+const isNotFound = (err: unknown) => err instanceof Prisma.PrismaClientKnownRequestError && err.code === 'P2025';
+
+/** Data access of templates; the only place that knows the table. */
+@Injectable()
+export class TemplatesRepository {
+  constructor(private readonly db: PrismaClient) {}
+
+  async create(template: NewTemplate): Promise<TemplateRow | typeof NAME_TAKEN> {
+    try {
+      return await this.db.template.create({ data: template });
+    } catch (err) {
+      if (isUniqueViolation(err)) return NAME_TAKEN;
+      throw err;
+    }
+  }
+
+  /** The owner's templates, plus every public one when asked; oldest first. */
+  listVisible(ownerId: string, includePublic: boolean): Promise<TemplateRow[]> {
+    const where: Prisma.TemplateWhereInput = includePublic ? { OR: [{ ownerId }, { isPublic: true }] } : { ownerId };
+    return this.db.template.findMany({ where, orderBy: [{ createdAt: 'asc' }, { id: 'asc' }] });
+  }
+
+  /** A template the caller may read: their own or a public one. */
+  findVisible(ownerId: string, id: string): Promise<TemplateRow | null> {
+    return this.db.template.findFirst({ where: { id, OR: [{ ownerId }, { isPublic: true }] } });
+  }
+
+  /** A template the caller may change (another user's public template is not theirs to change). */
+  findOwned(ownerId: string, id: string): Promise<TemplateRow | null> {
+    return this.db.template.findFirst({ where: { id, ownerId } });
+  }
+
+  /**
+   * Applies the changes and records `event` in one transaction, so the event exists exactly when
+   * the change does. Null when the template is not the owner's (or no longer exists).
+   */
+  async updateOwned(ownerId: string, id: string, changes: TemplateChanges, event: OutboxRecord): Promise<TemplateRow | null | typeof NAME_TAKEN> {
+    try {
+      const [row] = await this.db.$transaction([
+        this.db.template.update({ where: { id, ownerId }, data: changes }),
+        this.db.outboxEvent.create({ data: event }),
+      ]);
+      return row;
+    } catch (err) {
+      if (isUniqueViolation(err)) return NAME_TAKEN;
+      if (isNotFound(err)) return null;
+      throw err;
+    }
+  }
+
+  /** True when the owner's template existed and is now gone. */
+  async deleteOwned(ownerId: string, id: string): Promise<boolean> {
+    const { count } = await this.db.template.deleteMany({ where: { id, ownerId } });
+    return count === 1;
+  }
+}

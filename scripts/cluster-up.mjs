@@ -1,0 +1,102 @@
+#!/usr/bin/env node
+// Starts Runplane in cluster mode on this machine: the six services as separate processes on the
+// local NATS JetStream and PostgreSQL, plus a small gateway that routes the public paths the way
+// the Kubernetes ingress does (/v2 → queue-api, /v1 → pod-rest, /graphql → template-graphql), so
+// clients and the conformance suite see ONE base URL.
+//
+//   node scripts/cluster-up.mjs [--port 8090] [--fresh]
+//   RUNPLANE_URL=http://127.0.0.1:8090 RUNPLANE_API_KEY=<printed key> bash ../shared/conformance/run.sh queue
+//
+// --fresh drops and recreates the runplane_local_* databases first. Ctrl-C stops everything.
+import { spawn, execFileSync } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import http from 'node:http';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { parseArgs } from 'node:util';
+
+const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
+const { values } = parseArgs({ options: { port: { type: 'string', default: '8090' }, fresh: { type: 'boolean', default: false } } });
+const gatewayPort = Number(values.port);
+const apiKey = process.env.RUNPLANE_API_KEY ?? `local-${randomBytes(16).toString('hex')}`;
+const natsUrl = process.env.NATS_URL ?? 'nats://127.0.0.1:4222';
+const pgBase = process.env.RUNPLANE_LOCAL_PG ?? 'postgresql://postgres@127.0.0.1:5432';
+const namespace = process.env.RUNPLANE_BUS_NAMESPACE ?? 'runplane_local';
+
+const services = [
+  { name: 'secrets-vault', port: gatewayPort + 6 },
+  { name: 'scheduler', port: gatewayPort + 2 },
+  { name: 'template-graphql', port: gatewayPort + 5 },
+  { name: 'pod-rest', port: gatewayPort + 4 },
+  { name: 'webhook-sender', port: gatewayPort + 3 },
+  { name: 'queue-api', port: gatewayPort + 1 },
+];
+const routes = [
+  ['/v2/', 'queue-api'], ['/v1/', 'pod-rest'], ['/graphql', 'template-graphql'], ['/healthz', 'queue-api'], ['/readyz', 'queue-api'],
+];
+const dbName = (service) => `runplane_local_${service.replace(/-/g, '_')}`;
+
+if (values.fresh) {
+  for (const s of services) execFileSync('psql', [`${pgBase}/postgres`, '-qc', `DROP DATABASE IF EXISTS ${dbName(s.name)} WITH (FORCE)`], { stdio: 'inherit' });
+}
+
+const children = services.map((s) => {
+  const env = {
+    ...process.env, NODE_ENV: 'production', NATS_URL: natsUrl, RUNPLANE_BUS_NAMESPACE: namespace,
+    PORT: String(s.port), HOST: '127.0.0.1', RUNPLANE_PUBLIC_URL: `http://127.0.0.1:${gatewayPort}`,
+    [`DATABASE_URL_${s.name.replace(/-/g, '_').toUpperCase()}`]: `${pgBase}/${dbName(s.name)}`,
+    ...(s.name === 'secrets-vault' ? { RUNPLANE_API_KEY: apiKey } : {}),
+  };
+  const child = spawn(process.execPath, [path.join(root, 'packages/cli/bin/runplane.js'), 'start', '--service', s.name], { env, stdio: ['ignore', 'pipe', 'pipe'] });
+  const prefix = `[${s.name}] `;
+  for (const stream of [child.stdout, child.stderr]) stream.on('data', (d) => process.stderr.write(String(d).split('\n').filter(Boolean).map((l) => prefix + l + '\n').join('')));
+  child.on('exit', (code, signal) => process.stderr.write(`${prefix}exited (${signal ?? code})\n`));
+  return child;
+});
+
+const portOf = Object.fromEntries(services.map((s) => [s.name, s.port]));
+const gateway = http.createServer((req, res) => {
+  const route = routes.find(([prefix]) => req.url.startsWith(prefix));
+  if (!route) {
+    res.writeHead(404, { 'content-type': 'application/json' });
+    return res.end(JSON.stringify({ error: `no route ${req.method} ${req.url}`, message: `no route ${req.method} ${req.url}`, status: 404 }));
+  }
+  const upstream = http.request({ host: '127.0.0.1', port: portOf[route[1]], method: req.method, path: req.url, headers: req.headers }, (up) => {
+    res.writeHead(up.statusCode, up.headers);
+    up.pipe(res);
+  });
+  upstream.on('error', (err) => {
+    if (res.headersSent) return res.destroy(err);
+    res.writeHead(502, { 'content-type': 'application/json' });
+    res.end(JSON.stringify({ error: `${route[1]} is not reachable`, message: `${route[1]} is not reachable`, status: 502 }));
+  });
+  req.pipe(upstream);
+  res.on('close', () => upstream.destroy());
+});
+gateway.listen(gatewayPort, '127.0.0.1');
+
+await waitReady();
+process.stdout.write(`\nRunplane cluster ready\n  RUNPLANE_URL=http://127.0.0.1:${gatewayPort}\n  RUNPLANE_API_KEY=${apiKey}\n\n`);
+
+let stopping = false;
+const stop = () => {
+  if (stopping) return;
+  stopping = true;
+  gateway.close();
+  for (const c of children) c.kill('SIGTERM');
+  Promise.all(children.map((c) => new Promise((r) => (c.exitCode !== null ? r() : c.once('exit', r))))).then(() => process.exit(0));
+};
+process.on('SIGINT', stop);
+process.on('SIGTERM', stop);
+
+async function waitReady() {
+  const deadline = Date.now() + 120_000;
+  for (const s of services) {
+    for (;;) {
+      const ok = await fetch(`http://127.0.0.1:${s.port}/readyz`).then((r) => r.ok, () => false);
+      if (ok) break;
+      if (Date.now() > deadline) { process.stderr.write(`${s.name} did not become ready within 120 s\n`); stop(); return; }
+      await new Promise((r) => setTimeout(r, 300));
+    }
+  }
+}
