@@ -5,6 +5,7 @@
 //   {"sleep_ms": n}     waits n ms first (stops early if the job is cancelled)
 //   {"stream": n}       streams n chunks {"i": k} ("interval_ms" apart, default 100), output []
 //   {"progress": true}  reports progress before finishing (with sleep_ms: at its start and middle)
+//   {"fail": "msg"}     the job fails with error "msg" (after sleep_ms, if given)
 // Without RUNPOD_WEBHOOK_GET_JOB it runs one local test job:
 //   node worker.mjs --test_input '{"input": {"echo": "hi"}}'
 import { start } from '@runplane/worker-sdk';
@@ -36,6 +37,7 @@ async function handler(job, { signal, progress, log }) {
     if (input.progress) await progress({ stage: 'half-way' });
     if (!(await pause(input.sleep_ms - half, signal))) return;
   }
+  if (typeof input.fail === 'string') return { error: input.fail };
   if (Number.isInteger(input.stream)) {
     log.info(`streaming ${input.stream} chunks`);
     return streamChunks(input.stream, Number.isInteger(input.interval_ms) ? input.interval_ms : 100, signal);
