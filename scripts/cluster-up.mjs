@@ -7,7 +7,9 @@
 //   node scripts/cluster-up.mjs [--port 8090] [--fresh]
 //   RUNPLANE_URL=http://127.0.0.1:8090 RUNPLANE_API_KEY=<printed key> bash ../shared/conformance/run.sh queue
 //
-// --fresh drops and recreates the runplane_local_* databases first. Ctrl-C stops everything.
+// --fresh drops and recreates the <namespace>_* databases first. Ctrl-C stops everything.
+// RUNPLANE_BUS_NAMESPACE (default runplane_local) names the subjects AND the databases, so two local
+// clusters on different ports and namespaces do not touch each other's data.
 import { spawn, execFileSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import http from 'node:http';
@@ -34,7 +36,7 @@ const services = [
 const routes = [
   ['/v2/', 'queue-api'], ['/v1/', 'pod-rest'], ['/graphql', 'template-graphql'], ['/healthz', 'queue-api'], ['/readyz', 'queue-api'],
 ];
-const dbName = (service) => `runplane_local_${service.replace(/-/g, '_')}`;
+const dbName = (service) => `${namespace}_${service.replace(/-/g, '_')}`;
 
 if (values.fresh) {
   for (const s of services) execFileSync('psql', [`${pgBase}/postgres`, '-qc', `DROP DATABASE IF EXISTS ${dbName(s.name)} WITH (FORCE)`], { stdio: 'inherit' });
