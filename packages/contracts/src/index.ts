@@ -10,3 +10,4 @@ export * from './templates/index.js';
 export * from './workers/index.js';
 export * from './bus/index.js';
 export * from './client/index.js';
+export * from './webhooks/index.js';

@@ -3,3 +3,4 @@ export * from './scheduler.js';
 export * from './vault.js';
 export * from './templates.js';
 export * from './pods.js';
+export * from './webhooks.js';
