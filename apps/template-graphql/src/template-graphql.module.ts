@@ -1,9 +1,9 @@
 import { Module } from '@nestjs/common';
-import { DatabaseModule } from '@runplane/database';
+import { DatabaseModule, outboxRelayProvider } from '@runplane/database';
+import { TemplateEvents } from '@runplane/contracts';
+import { LOGGER } from '@runplane/platform';
 import { fileURLToPath } from 'node:url';
 import { PrismaClient } from './generated/prisma/client.js';
-import { OutboxRelay } from './outbox/outbox-relay.js';
-import { OutboxRepository } from './outbox/outbox.repository.js';
 import { TemplatesBusController } from './templates/templates.bus-controller.js';
 import { TemplatesRepository } from './templates/templates.repository.js';
 import { TemplatesService } from './templates/templates.service.js';
@@ -14,6 +14,9 @@ export const TEMPLATE_GRAPHQL_MIGRATIONS = fileURLToPath(new URL('../prisma/migr
 @Module({
   imports: [DatabaseModule.forService({ service: 'template-graphql', client: PrismaClient, migrationsDir: TEMPLATE_GRAPHQL_MIGRATIONS })],
   controllers: [TemplatesBusController],
-  providers: [TemplatesService, TemplatesRepository, OutboxRepository, OutboxRelay],
+  providers: [
+    TemplatesService, TemplatesRepository,
+    outboxRelayProvider({ service: 'template-graphql', client: PrismaClient, events: [TemplateEvents.updated], logger: LOGGER }),
+  ],
 })
 export class TemplateGraphqlModule {}

@@ -4,7 +4,7 @@ import type { DeliveredEvent, Subscription } from '@runplane/bus';
 import { startTestServer, type TestServer } from '@runplane/platform';
 import { PrismaClient } from '../src/generated/prisma/client.js';
 import { templateGraphqlService } from '../src/index.js';
-import { OutboxRelay } from '../src/outbox/outbox-relay.js';
+import { OutboxRelay } from '@runplane/database';
 
 const ALICE = 'usr_alice';
 const BOB = 'usr_bob';

@@ -1,4 +1,5 @@
 import { Injectable } from '@nestjs/common';
+import type { NewOutboxRow } from '@runplane/database';
 import { PrismaClient, Prisma, type Template } from '../generated/prisma/client.js';
 
 export type TemplateRow = Template;
@@ -6,16 +7,6 @@ export type NewTemplate = Omit<Prisma.TemplateCreateInput, 'createdAt' | 'update
 export type TemplateChanges = Pick<Prisma.TemplateUpdateInput,
   'name' | 'imageName' | 'containerDiskInGb' | 'containerRegistryAuthId' | 'dockerEntrypoint' | 'dockerStartCmd'
   | 'env' | 'isPublic' | 'ports' | 'readme' | 'volumeInGb' | 'volumeMountPath'>;
-
-/** An event written in the same transaction as the change it announces (see OutboxRelay). */
-export interface OutboxRecord {
-  id: string;
-  subject: string;
-  payload: Prisma.InputJsonValue;
-  /** Leased to the writer, which publishes it itself right after the commit. */
-  claimedUntil: Date;
-  attempts: number;
-}
 
 /** The owner already has a template with this name (unique per owner). */
 export const NAME_TAKEN = 'name-taken' as const;
@@ -57,11 +48,11 @@ export class TemplatesRepository {
    * Applies the changes and records `event` in one transaction, so the event exists exactly when
    * the change does. Null when the template is not the owner's (or no longer exists).
    */
-  async updateOwned(ownerId: string, id: string, changes: TemplateChanges, event: OutboxRecord): Promise<TemplateRow | null | typeof NAME_TAKEN> {
+  async updateOwned(ownerId: string, id: string, changes: TemplateChanges, event: NewOutboxRow): Promise<TemplateRow | null | typeof NAME_TAKEN> {
     try {
       const [row] = await this.db.$transaction([
         this.db.template.update({ where: { id, ownerId }, data: changes }),
-        this.db.outboxEvent.create({ data: event }),
+        this.db.outboxEvent.create({ data: { ...event, payload: event.payload as Prisma.InputJsonValue } }),
       ]);
       return row;
     } catch (err) {

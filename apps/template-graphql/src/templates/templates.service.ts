@@ -1,8 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { RunplaneError, TemplateEvents, type Ack, type Template, type TemplateCreateDto, type TemplateUpdateDto, type TemplateUpdatedEvent } from '@runplane/contracts';
-import { randomUUID } from 'node:crypto';
 import { isDeepStrictEqual } from 'node:util';
-import { OutboxRelay } from '../outbox/outbox-relay.js';
+import { OutboxRelay } from '@runplane/database';
 import { newTemplateId } from './template-ids.js';
 import { toTemplate } from './template-view.js';
 import { NAME_TAKEN, TemplatesRepository, type TemplateChanges, type TemplateRow } from './templates.repository.js';
@@ -81,8 +80,7 @@ export class TemplatesService {
     if (!current) throw notFound(id);
     const changes = changedFields(current, input);
     if (!Object.keys(changes).length) return toTemplate(current);
-    const payload: TemplateUpdatedEvent = { templateId: id, ownerId };
-    const event = { id: randomUUID(), subject: TemplateEvents.updated.subject, payload: { ...payload }, claimedUntil: OutboxRelay.leaseFor(), attempts: 1 };
+    const event = OutboxRelay.entry<TemplateUpdatedEvent>(TemplateEvents.updated, { templateId: id, ownerId });
     const row = await this.templates.updateOwned(ownerId, id, changes, event);
     if (row === NAME_TAKEN) throw nameTaken(String(changes.name));
     if (!row) throw notFound(id); // deleted meanwhile

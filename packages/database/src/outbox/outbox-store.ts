@@ -1,0 +1,61 @@
+import type { PrismaClientLike } from '../prisma-client.js';
+
+/** One event waiting in a service's outbox. */
+export interface OutboxEntry {
+  id: string;
+  /** Bus subject of the event definition, e.g. runplane.evt.job.finished.v1 */
+  subject: string;
+  payload: unknown;
+  attempts: number;
+}
+
+/** The row a writer inserts, in the transaction of the change it announces (see OutboxRelay.entry). */
+export interface NewOutboxRow {
+  id: string;
+  subject: string;
+  payload: object;
+  /** Leased to the writer, which publishes it right after the commit; the relay takes over once it runs out. */
+  claimedUntil: Date;
+  attempts: number;
+}
+
+/**
+ * Data access of a service's `OutboxEvent` table (same columns in every service that has one:
+ * id, subject, payload, createdAt, attempts, claimedUntil). Raw SQL on the service's own client,
+ * qualified with its schema, so one implementation serves every service's generated client.
+ * Times are bound as ISO strings cast to timestamp(3), the way Prisma stores DateTime.
+ */
+export class OutboxStore {
+  private readonly table: string;
+
+  constructor(private readonly db: PrismaClientLike, schema: string) {
+    this.table = `"${schema.replace(/"/g, '""')}"."OutboxEvent"`;
+  }
+
+  /**
+   * Leases up to `limit` unclaimed (or lease-expired) events, oldest first, to the caller until
+   * `leaseUntil`. `FOR UPDATE SKIP LOCKED` plus the re-checked condition make two relays racing
+   * for a row get it once between them.
+   */
+  async claim(limit: number, now: Date, leaseUntil: Date): Promise<OutboxEntry[]> {
+    const free = `("claimedUntil" IS NULL OR "claimedUntil" < $1::timestamp(3))`;
+    const rows = await this.db.$queryRawUnsafe<Array<OutboxEntry & { createdAt: Date | string }>>(`
+      UPDATE ${this.table} SET "claimedUntil" = $2::timestamp(3), attempts = attempts + 1
+      WHERE id = ANY(ARRAY(SELECT id FROM ${this.table} WHERE ${free} ORDER BY "createdAt", id LIMIT $3 FOR UPDATE SKIP LOCKED))
+        AND ${free}
+      RETURNING id, subject, payload, attempts, "createdAt"`, now.toISOString(), leaseUntil.toISOString(), limit);
+    const at = (r: { createdAt: Date | string }) => new Date(r.createdAt).getTime();
+    return rows
+      .sort((a, b) => at(a) - at(b) || a.id.localeCompare(b.id))
+      .map(({ id, subject, payload, attempts }) => ({ id, subject, payload: typeof payload === 'string' ? JSON.parse(payload) : payload, attempts }));
+  }
+
+  async remove(id: string): Promise<void> {
+    await this.db.$queryRawUnsafe(`DELETE FROM ${this.table} WHERE id = $1`, id);
+  }
+
+  async count(): Promise<number> {
+    const [row] = await this.db.$queryRawUnsafe<Array<{ n: number }>>(`SELECT count(*)::int AS n FROM ${this.table}`);
+    return Number(row.n);
+  }
+}
