@@ -1,6 +1,6 @@
 import { IsInt, IsNotEmpty, IsObject, IsOptional, IsString, Min } from 'class-validator';
 import { defineRpc } from './definitions.js';
-import { OwnedRequest, type Ack } from './scheduler.js';
+import { OwnedRequest, TemplateUsageRequest, type Ack } from './scheduler.js';
 
 /**
  * The scheduler asks pod-rest for a serverless worker: a Pod of the endpoint's template carrying
@@ -25,7 +25,16 @@ export interface StartWorkerResponse {
   podId: string;
 }
 
+/** How Pods use a template (for template-graphql's delete rules, spec deleteTemplate 2 and 3). */
+export interface TemplatePodUsage {
+  /** Pods of any user running it now (serverless workers) or able to run it again (stopped Pods). */
+  pods: number;
+  /** ISO time a Pod last stopped running it, or null when none ever did. */
+  lastUsedAt: string | null;
+}
+
 export const PodRpc = {
   startWorker: defineRpc<StartWorkerRequest, StartWorkerResponse>('pod-rest', 'workers.start', StartWorkerRequest),
   stopWorker: defineRpc<StopWorkerRequest, Ack>('pod-rest', 'workers.stop', StopWorkerRequest),
+  templateUsage: defineRpc<TemplateUsageRequest, TemplatePodUsage>('pod-rest', 'pods.template-usage', TemplateUsageRequest),
 } as const;

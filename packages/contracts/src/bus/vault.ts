@@ -1,6 +1,10 @@
-import { IsNotEmpty, IsString, Matches } from 'class-validator';
+import { Type } from 'class-transformer';
+import { IsNotEmpty, IsObject, IsString, Matches, ValidateNested } from 'class-validator';
 import type { Principal } from '../auth/principal.js';
+import { SecretCreateDto, type Secret } from '../secrets/secret.dto.js';
+import { IsStringMap } from '../templates/template.dto.js';
 import { defineRpc, defineSignal } from './definitions.js';
+import { OwnedRequest, type Ack } from './scheduler.js';
 
 export class VerifyApiKeyRequest {
   /** Lowercase hex SHA-256 of the presented key: the key itself never crosses the bus. */
@@ -27,10 +31,37 @@ export class ApiKeyRevokedSignal {
   @IsString() @IsNotEmpty() keyHash!: string;
 }
 
+export class CreateSecretRequest extends OwnedRequest {
+  @IsObject() @ValidateNested() @Type(() => SecretCreateDto) secret!: SecretCreateDto;
+}
+
+export class SecretScopedRequest extends OwnedRequest {
+  @IsString() @IsNotEmpty() secretId!: string;
+}
+
+/** A template env (as written) whose `{{ RUNPOD_SECRET_<name> }}` references the vault fills in. */
+export class ResolveSecretsRequest extends OwnedRequest {
+  @IsObject() @IsStringMap() env!: Record<string, string>;
+}
+
+export interface ResolveSecretsResponse {
+  /** The same env with every reference replaced by the owner's secret value. */
+  env: Record<string, string>;
+}
+
 /** Request/reply operations answered by secrets-vault, which owns users, API keys and secrets. */
 export const VaultRpc = {
   verifyApiKey: defineRpc<VerifyApiKeyRequest, VerifyApiKeyResponse>('secrets-vault', 'apikeys.verify', VerifyApiKeyRequest),
   mintWorkerKey: defineRpc<MintWorkerKeyRequest, MintWorkerKeyResponse>('secrets-vault', 'apikeys.mint-worker', MintWorkerKeyRequest),
+  /** Name taken by the owner: 409. The value is stored encrypted and never returned. */
+  createSecret: defineRpc<CreateSecretRequest, Secret>('secrets-vault', 'secrets.create', CreateSecretRequest),
+  listSecrets: defineRpc<OwnedRequest, Secret[]>('secrets-vault', 'secrets.list', OwnedRequest),
+  deleteSecret: defineRpc<SecretScopedRequest, Ack>('secrets-vault', 'secrets.delete', SecretScopedRequest),
+  /**
+   * For the compute path only (pod-rest, when a worker or Pod starts): the env with its secret
+   * references resolved. A reference to a secret the owner does not have is 400 SECRET_NOT_FOUND.
+   */
+  resolveSecrets: defineRpc<ResolveSecretsRequest, ResolveSecretsResponse>('secrets-vault', 'secrets.resolve', ResolveSecretsRequest),
 } as const;
 
 export const VaultSignals = {

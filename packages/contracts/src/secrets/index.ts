@@ -1,0 +1,2 @@
+export * from './secret.dto.js';
+export * from './secret-references.js';
