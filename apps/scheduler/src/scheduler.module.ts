@@ -1,5 +1,7 @@
 import { Module } from '@nestjs/common';
-import { DatabaseModule } from '@runplane/database';
+import { JobEvents } from '@runplane/contracts';
+import { DatabaseModule, outboxRelayProvider } from '@runplane/database';
+import { LOGGER } from '@runplane/platform';
 import { fileURLToPath } from 'node:url';
 import { Autoscaler } from './autoscaler/autoscaler.service.js';
 import { PublicUrl } from './autoscaler/public-url.js';
@@ -36,6 +38,7 @@ export const SCHEDULER_MIGRATIONS = fileURLToPath(new URL('../prisma/migrations'
     EndpointsRepository, JobsRepository, WorkersRepository, LeaseRepository,
     EndpointsService, JobsService, WorkerProtocolService, WorkerLiveness,
     Leadership, Sweeper, PublicUrl, Autoscaler,
+    outboxRelayProvider({ service: 'scheduler', client: PrismaClient, events: [JobEvents.finished], logger: LOGGER }),
   ],
 })
 export class SchedulerModule {}

@@ -1,7 +1,9 @@
 import { Injectable } from '@nestjs/common';
 import { JOB_LIMITS, type JobStatus } from '@runplane/contracts';
+import { OutboxRelay, type NewOutboxRow } from '@runplane/database';
 import { PrismaClient, Prisma, type Job } from '../generated/prisma/client.js';
 import { SchedulerTables } from '../shared/sql.js';
+import { jobFinishedOutboxRow } from './job-finished.js';
 
 export type JobRow = Job;
 
@@ -50,6 +52,11 @@ const ts = (d: Date) => d.toISOString();
 /** Result retention by mode (spec "Other constants"), as SQL over the row being finalised. */
 const RETENTION_SQL = `(CASE WHEN mode = 'runsync' THEN ${JOB_LIMITS.resultRetention.runsync} ELSE ${JOB_LIMITS.resultRetention.run} END) * interval '1 millisecond'`;
 const FINAL: JobStatus[] = ['COMPLETED', 'FAILED', 'CANCELLED', 'TIMED_OUT'];
+/** Hooked jobs whose bodies are built and written per round inside a bulk finalisation (bounds memory). */
+const OUTBOX_CHUNK = 50;
+/** Bulk finalisations write up to 1000 jobs and their webhook events in one transaction. */
+const BULK_TX = { timeout: 60_000, maxWait: 30_000 };
+type Tx = Prisma.TransactionClient;
 
 /**
  * Data access of jobs, their stream chunks and the job-stop channel; the only code that knows
@@ -58,10 +65,14 @@ const FINAL: JobStatus[] = ['COMPLETED', 'FAILED', 'CANCELLED', 'TIMED_OUT'];
  *
  * Times are bound as ISO strings cast to `timestamp(3)`, the way Prisma stores DateTime (UTC
  * wall-clock), whatever the driver or the server's time zone.
+ *
+ * Every transition to a final state of a job with a `webhook` also writes its `job.finished.v1`
+ * outbox row in the same transaction (`jobFinishedOutboxRow`), and kicks the outbox relay after
+ * the commit: the event exists exactly when the final state does.
  */
 @Injectable()
 export class JobsRepository {
-  constructor(private readonly db: PrismaClient, private readonly t: SchedulerTables) {}
+  constructor(private readonly db: PrismaClient, private readonly t: SchedulerTables, private readonly outbox: OutboxRelay) {}
 
   private q<T>(sql: string, ...params: unknown[]): Promise<T[]> {
     return this.db.$queryRawUnsafe<T[]>(sql, ...params);
@@ -157,18 +168,25 @@ export class JobsRepository {
     result: { status: 'COMPLETED' | 'FAILED'; output?: Prisma.InputJsonValue | typeof Prisma.DbNull; error?: string },
     now: Date, retentionMs: number,
   ): Promise<boolean> {
-    const { count } = await this.db.job.updateMany({
-      where: { id, endpointId, workerId, status: 'IN_PROGRESS', deletedAt: null },
-      data: {
-        status: result.status,
-        output: result.output ?? Prisma.DbNull,
-        error: result.error ?? null,
-        completedAt: now,
-        timeoutAt: null,
-        resultsExpireAt: new Date(now.getTime() + retentionMs),
-      },
-    });
-    return count > 0;
+    const finished = await this.db.$transaction(async (tx) => {
+      const [row] = await tx.job.updateManyAndReturn({
+        where: { id, endpointId, workerId, status: 'IN_PROGRESS', deletedAt: null },
+        data: {
+          status: result.status,
+          output: result.output ?? Prisma.DbNull,
+          error: result.error ?? null,
+          completedAt: now,
+          timeoutAt: null,
+          resultsExpireAt: new Date(now.getTime() + retentionMs),
+        },
+      });
+      if (!row) return false;
+      const event = jobFinishedOutboxRow(row, now);
+      if (event) await writeOutbox(tx, [event]);
+      return event ? 'announced' : true;
+    }, BULK_TX);
+    if (finished === 'announced') this.outbox.kick();
+    return finished !== false;
   }
 
   /**
@@ -396,21 +414,36 @@ export class JobsRepository {
    * Moves the jobs matching `where` (parameters from $4) to a final state and records a stop for
    * the worker of each running one, in one statement.
    */
-  private finalize(where: string, status: 'CANCELLED' | 'TIMED_OUT', reason: StopReason, now: Date, params: unknown[]): Promise<ChangedJob[]> {
+  private async finalize(where: string, status: 'CANCELLED' | 'TIMED_OUT', reason: StopReason, now: Date, params: unknown[]): Promise<ChangedJob[]> {
     if (!FINAL.includes(status)) throw new Error(`not a final status: ${status}`);
-    return this.q<ChangedJob>(`
+    const { changed, announced } = await this.db.$transaction(async (tx) => {
+      const rows = await tx.$queryRawUnsafe<Array<ChangedJob & { hooked: boolean }>>(`
       WITH f AS (
         UPDATE ${this.t.job} SET status = $2::${this.t.jobStatus}, "completedAt" = $1::timestamp(3),
           "resultsExpireAt" = $1::timestamp(3) + ${RETENTION_SQL}, "timeoutAt" = NULL, output = NULL
         WHERE id = ANY(ARRAY(SELECT id FROM ${this.t.job} WHERE ${where} LIMIT 1000 FOR UPDATE SKIP LOCKED)) AND ${where}
-        RETURNING id, "endpointId", "workerId"
+        RETURNING id, "endpointId", "workerId", webhook IS NOT NULL AS hooked
       ), s AS (
         INSERT INTO ${this.t.stop} ("jobId", "workerId", "endpointId", reason, "createdAt")
         SELECT id, "workerId", "endpointId", $3, $1::timestamp(3) FROM f WHERE "workerId" IS NOT NULL
         ON CONFLICT ("jobId", "workerId") DO UPDATE SET reason = EXCLUDED.reason, "createdAt" = EXCLUDED."createdAt", "deliveredAt" = NULL
       )
-      SELECT id, "endpointId", "workerId" FROM f`, ts(now), status, reason, ...params);
+      SELECT id, "endpointId", "workerId", hooked FROM f`, ts(now), status, reason, ...params);
+      // The rows are locked by the UPDATE until the commit: what is read here is what it wrote.
+      const hooked = rows.filter((r) => r.hooked).map((r) => r.id);
+      for (let i = 0; i < hooked.length; i += OUTBOX_CHUNK) {
+        const jobs = await tx.job.findMany({ where: { id: { in: hooked.slice(i, i + OUTBOX_CHUNK) } } });
+        await writeOutbox(tx, jobs.map((j) => jobFinishedOutboxRow(j, now)).filter((e): e is NewOutboxRow => e !== null));
+      }
+      return { changed: rows.map(({ id, endpointId, workerId }) => ({ id, endpointId, workerId })), announced: hooked.length > 0 };
+    }, BULK_TX);
+    if (announced) this.outbox.kick();
+    return changed;
   }
+}
+
+async function writeOutbox(tx: Tx, rows: NewOutboxRow[]): Promise<void> {
+  if (rows.length) await tx.outboxEvent.createMany({ data: rows.map((r) => ({ ...r, payload: r.payload as Prisma.InputJsonValue })) });
 }
 
 /** A JSON value for a required Json column; `null` must be Prisma's JsonNull there. */

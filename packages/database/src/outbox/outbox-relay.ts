@@ -49,11 +49,19 @@ export class OutboxRelay implements OnApplicationBootstrap, OnModuleDestroy {
   }
 
   /**
-   * The row announcing `payload` as `event`, to insert in the writer's transaction; leased to the
-   * writer, which then calls `publishNow` with it.
+   * The row announcing `payload` as `event`, to insert in the writer's transaction. Leased to the
+   * writer (default), which then calls `publishNow` with it; or unleased (`leased: false`), for
+   * the relay's next pass, which the writer starts with `kick()` after the commit (bulk changes).
    */
-  static entry<T extends object>(event: EventDefinition<T>, payload: T, id: string = randomUUID(), now = Date.now()): NewOutboxRow {
-    return { id, subject: event.subject, payload: { ...payload }, claimedUntil: new Date(now + OutboxRelay.LEASE_MS), attempts: 1 };
+  static entry<T extends object>(event: EventDefinition<T>, payload: T, options: { id?: string; leased?: boolean; now?: number } = {}): NewOutboxRow {
+    const leased = options.leased ?? true;
+    return {
+      id: options.id ?? randomUUID(),
+      subject: event.subject,
+      payload: { ...payload },
+      claimedUntil: leased ? new Date((options.now ?? Date.now()) + OutboxRelay.LEASE_MS) : null,
+      attempts: leased ? 1 : 0,
+    };
   }
 
   onApplicationBootstrap(): void {

@@ -14,8 +14,11 @@ export interface NewOutboxRow {
   id: string;
   subject: string;
   payload: object;
-  /** Leased to the writer, which publishes it right after the commit; the relay takes over once it runs out. */
-  claimedUntil: Date;
+  /**
+   * Leased to the writer, which publishes it right after the commit (the relay takes over once the
+   * lease runs out); null: the relay publishes it on its next pass (writers `kick()` it).
+   */
+  claimedUntil: Date | null;
   attempts: number;
 }
 
