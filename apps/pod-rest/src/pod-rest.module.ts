@@ -6,6 +6,9 @@ import { EndpointsController } from './endpoints/endpoints.controller.js';
 import { EndpointsService } from './endpoints/endpoints.service.js';
 import { PrismaClient } from './generated/prisma/client.js';
 import { PodsRepository } from './pods/pods.repository.js';
+import { SecretEnv } from './secrets/secret-env.js';
+import { TemplateUsageBusController } from './templates/template-usage.bus-controller.js';
+import { TemplateUsageService } from './templates/template-usage.service.js';
 import { TemplatesController } from './templates/templates.controller.js';
 import { TemplatesService } from './templates/templates.service.js';
 import { WorkersBusController } from './workers/workers.bus-controller.js';
@@ -16,7 +19,7 @@ export const POD_REST_MIGRATIONS = fileURLToPath(new URL('../prisma/migrations',
 /** pod-rest serves the RunPod REST v1 API: Pods, endpoints and templates. Its behaviour arrives with its issue; for now it owns and migrates its database. */
 @Module({
   imports: [DatabaseModule.forService({ service: 'pod-rest', client: PrismaClient, migrationsDir: POD_REST_MIGRATIONS }), ComputeModule],
-  controllers: [WorkersBusController, TemplatesController, EndpointsController],
-  providers: [WorkersService, PodsRepository, TemplatesService, EndpointsService],
+  controllers: [WorkersBusController, TemplatesController, EndpointsController, TemplateUsageBusController],
+  providers: [WorkersService, PodsRepository, TemplatesService, EndpointsService, SecretEnv, TemplateUsageService],
 })
 export class PodRestModule {}

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import { PodRpc, RunplaneError, TemplateRpc, type Template } from '@runplane/contracts';
+import { PodRpc, RunplaneError, TemplateRpc, VaultRpc, type Template } from '@runplane/contracts';
 import { startTestServer, type TestServer } from '@runplane/platform';
 import { secretsVaultService } from '@runplane/secrets-vault';
 import { ComputeProvider } from '../src/compute/compute-provider.js';
@@ -7,7 +7,9 @@ import { podRestService } from '../src/index.js';
 import { PodsRepository } from '../src/pods/pods.repository.js';
 import { isAlive, waitFor, writeFixture } from './worker-fixture.js';
 
-const OWNER = 'user-1';
+// The bootstrap admin's user: the vault keeps secrets for existing users only.
+const OWNER = 'usr_admin';
+const SECRET_VALUE = 'tok-3f9a$&-value';
 
 function template(id: string, fields: Partial<Template> = {}): Template {
   return {
@@ -55,6 +57,7 @@ describe('serverless workers through the bus (pod-rest with the local compute pr
     templates.set('tpl-image-only', template('tpl-image-only'));
     templates.set('tpl-missing-binary', template('tpl-missing-binary', { dockerStartCmd: ['/nonexistent/bin/worker'] }));
     templates.set('tpl-exits', template('tpl-exits', { dockerStartCmd: [process.execPath, fixture], env: { FIXTURE_MODE: 'exit', FIXTURE_EXIT_CODE: '7' } }));
+    templates.set('tpl-unknown-secret', template('tpl-unknown-secret', { dockerStartCmd: [process.execPath, fixture], env: { KEY: '{{ RUNPOD_SECRET_missing_one }}' } }));
     process.env.RUNPLANE_TEST_SERVER_SECRET = 'must-not-leak';
     server = await startTestServer([secretsVaultService, podRestService]);
     // Stand-in for template-graphql, which owns templates (TemplateRpc.get: owner's or public).
@@ -65,18 +68,19 @@ describe('serverless workers through the bus (pod-rest with the local compute pr
     });
     compute = server.app.get(ComputeProvider, { strict: false });
     pods = server.app.get(PodsRepository, { strict: false });
+    await server.bus.request(VaultRpc.createSecret, { ownerId: OWNER, secret: { name: 'token', value: SECRET_VALUE } });
   }, 60_000);
   afterAll(async () => {
     await server?.stop();
     delete process.env.RUNPLANE_TEST_SERVER_SECRET;
   });
 
-  it('starts a worker: the process gets template env + RUNPOD_* env, the Pod row gets the template env only', async () => {
+  it('starts a worker: the process gets template env (secrets resolved) + RUNPOD_* env, the Pod row gets the template env as written', async () => {
     const { podId } = await start('tpl-node', { workerId: 'wk-env' });
     expect(podId).toBe('wk-env');
 
     const env = await childEnv(podId);
-    expect(env).toMatchObject({ ...workerEnv('wk-env'), MODEL: 'tiny', API_TOKEN: '{{ RUNPOD_SECRET_token }}', PATH: process.env.PATH });
+    expect(env).toMatchObject({ ...workerEnv('wk-env'), MODEL: 'tiny', API_TOKEN: SECRET_VALUE, PATH: process.env.PATH });
     expect(env.RUNPLANE_TEST_SERVER_SECRET).toBeUndefined();
     expect(env.RUNPLANE_API_KEY).toBeUndefined();
     expect((await compute.logs(podId)).some((l) => l.stream === 'stderr' && l.text === 'fixture on stderr')).toBe(true);
@@ -90,6 +94,7 @@ describe('serverless workers through the bus (pod-rest with the local compute pr
     });
     expect(row!.lastStatusChange).toMatch(/^Started as a serverless worker: \d{4}-/);
     expect(JSON.stringify(row)).not.toContain('worker-key-of');
+    expect(JSON.stringify(row)).not.toContain(SECRET_VALUE);
   });
 
   it('answers a repeated start of a running worker with the same pod and no second process', async () => {
@@ -142,8 +147,29 @@ describe('serverless workers through the bus (pod-rest with the local compute pr
     expect(await pods.findById('wk-missing')).toMatchObject({ desiredStatus: 'EXITED', lastStatusChange: expect.stringMatching(/^Failed to start/) });
 
     await expect(start('tpl-unknown')).rejects.toMatchObject({ status: 404, code: 'TEMPLATE_NOT_FOUND' });
+
+    // A reference to a secret that does not exist: no process, and the Pod says why.
+    await expect(start('tpl-unknown-secret', { workerId: 'wk-secret' })).rejects.toMatchObject({ status: 400, code: 'SECRET_NOT_FOUND' });
+    expect(await compute.status('wk-secret')).toBeNull();
+    expect(await pods.findById('wk-secret')).toMatchObject({
+      desiredStatus: 'EXITED', lastStatusChange: expect.stringMatching(/^Failed to start \(the template env references secret that does not exist: "missing_one" \(in KEY\)/),
+    });
     await expect(server.bus.request(PodRpc.startWorker, { ownerId: OWNER, workerId: '', endpointId: 'ep-1', templateId: 'tpl-node', slsVersion: 0, env: {} }))
       .rejects.toMatchObject({ status: 400 });
+  });
+
+  it('tells template-graphql which Pods use a template and when the last one stopped', async () => {
+    const usage = (templateId: string) => server.bus.request(PodRpc.templateUsage, { templateId });
+    expect(await usage('tpl-never-used')).toEqual({ pods: 0, lastUsedAt: null });
+    const before = await usage('tpl-node');
+    expect(before.pods).toBeGreaterThan(0); // workers started above still run
+    const { podId } = await start('tpl-node');
+    expect((await usage('tpl-node')).pods).toBe(before.pods + 1);
+    await server.bus.request(PodRpc.stopWorker, { ownerId: OWNER, workerId: podId });
+    const exited = await waitFor(async () => { const r = await pods.findById(podId); return r?.exitedAt && r; }, 'the exit on the Pod');
+    const after = await usage('tpl-node');
+    expect(after.pods).toBe(before.pods);
+    expect(Date.parse(after.lastUsedAt!)).toBeGreaterThanOrEqual(exited.exitedAt!.getTime());
   });
 });
 

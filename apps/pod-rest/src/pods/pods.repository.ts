@@ -64,6 +64,27 @@ export class PodsRepository {
     return this.db.pod.findMany({ where: { desiredStatus: 'RUNNING', computeRef: { not: null } } });
   }
 
+  /**
+   * Pods of any user on the template: those using it now (running, or stopped but able to start
+   * again; a terminated Pod until its process is gone) and when the last one stopped running it.
+   */
+  async templateUsage(templateId: string): Promise<{ inUse: number; lastExitedAt: Date | null }> {
+    const [inUse, last] = await Promise.all([
+      this.db.pod.count({
+        where: {
+          templateId,
+          OR: [
+            { desiredStatus: 'RUNNING' },
+            { desiredStatus: 'EXITED', endpointId: null },
+            { desiredStatus: 'TERMINATED', computeRef: { not: null }, exitedAt: null },
+          ],
+        },
+      }),
+      this.db.pod.aggregate({ where: { templateId }, _max: { exitedAt: true } }),
+    ]);
+    return { inUse, lastExitedAt: last._max.exitedAt };
+  }
+
   async update(id: string, changes: PodChanges): Promise<void> {
     await this.db.pod.updateMany({ where: { id }, data: changes });
   }

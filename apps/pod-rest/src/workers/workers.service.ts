@@ -8,6 +8,7 @@ import { LOGGER, type Logger } from '@runplane/platform';
 import { ComputeProvider, WorkloadStartError, type WorkloadStatus } from '../compute/compute-provider.js';
 import { statusChange } from '../pods/pod-status.js';
 import { PodsRepository, type PodRow } from '../pods/pods.repository.js';
+import { SecretEnv } from '../secrets/secret-env.js';
 
 const MAX_POD_NAME = 191;
 
@@ -27,6 +28,7 @@ export class WorkersService implements OnApplicationBootstrap, BeforeApplication
     private readonly pods: PodsRepository,
     private readonly compute: ComputeProvider,
     private readonly bus: Bus,
+    private readonly secretEnv: SecretEnv,
     @Inject(LOGGER) private readonly logger: Logger,
   ) {
     this.unsubscribe = compute.onExit((status) => {
@@ -100,6 +102,17 @@ export class WorkersService implements OnApplicationBootstrap, BeforeApplication
     const pod = await this.pods.insert(podFromTemplate(request, template, now));
     if (!pod) return this.alreadyStarted(await this.pods.findById(request.workerId), request);
 
+    let templateEnv: Record<string, string>;
+    try {
+      templateEnv = await this.secretEnv.resolve(request.ownerId, template.env);
+    } catch (err) {
+      // The Pod says why it never ran (an unknown secret, or the vault not answering).
+      const known = err instanceof RunplaneError;
+      const reason = known && err.status < 500 ? err.message : `its secrets could not be resolved: ${known ? err.message : 'internal error'}`;
+      await this.pods.update(pod.id, { desiredStatus: 'EXITED', lastStatusChange: statusChange.startFailed(reason, new Date()), exitedAt: new Date() });
+      throw err;
+    }
+
     let handle;
     try {
       handle = await this.compute.start({
@@ -107,9 +120,9 @@ export class WorkersService implements OnApplicationBootstrap, BeforeApplication
         image: template.imageName,
         entrypoint: template.dockerEntrypoint,
         command: template.dockerStartCmd,
-        // Worker protocol variables win over the template's (contract §4). Secret placeholders are
-        // passed as written until secret resolution lands.
-        env: { ...template.env, ...request.env },
+        // Worker protocol variables win over the template's (contract §4); secrets are resolved
+        // here only, for the process itself.
+        env: { ...templateEnv, ...request.env },
         labels: { endpointId: request.endpointId, templateId: template.id },
       });
     } catch (err) {
