@@ -34,7 +34,7 @@ const services = [
   { name: 'queue-api', port: gatewayPort + 1 },
 ];
 const routes = [
-  ['/v2/', 'queue-api'], ['/v1/', 'pod-rest'], ['/graphql', 'template-graphql'], ['/healthz', 'queue-api'], ['/readyz', 'queue-api'],
+  ['/v2/', 'queue-api'], ['/v1/users', 'secrets-vault'], ['/v1/apikeys', 'secrets-vault'], ['/v1/', 'pod-rest'], ['/graphql', 'template-graphql'], ['/healthz', 'queue-api'], ['/readyz', 'queue-api'],
 ];
 const dbName = (service) => `${namespace}_${service.replace(/-/g, '_')}`;
 

@@ -1,6 +1,8 @@
 import { Module } from '@nestjs/common';
 import { DatabaseModule } from '@runplane/database';
 import { fileURLToPath } from 'node:url';
+import { ApiUsersController } from './apikeys/api-users.controller.js';
+import { ApiUsersService } from './apikeys/api-users.service.js';
 import { ApiKeysBusController } from './apikeys/apikeys.bus-controller.js';
 import { ApiKeysRepository } from './apikeys/apikeys.repository.js';
 import { ApiKeysService } from './apikeys/apikeys.service.js';
@@ -9,14 +11,17 @@ import { PrismaClient } from './generated/prisma/client.js';
 import { SecretsBusController } from './secrets/secrets.bus-controller.js';
 import { SecretsRepository } from './secrets/secrets.repository.js';
 import { SecretsService } from './secrets/secrets.service.js';
+import { WebhookSigningBusController } from './webhook-signing/webhook-signing.bus-controller.js';
+import { WebhookSigningRepository } from './webhook-signing/webhook-signing.repository.js';
+import { WebhookSigningService } from './webhook-signing/webhook-signing.service.js';
 
 export const SECRETS_VAULT_MIGRATIONS = fileURLToPath(new URL('../prisma/migrations', import.meta.url));
 
 @Module({
   imports: [DatabaseModule.forService({ service: 'secrets-vault', client: PrismaClient, migrationsDir: SECRETS_VAULT_MIGRATIONS })],
-  controllers: [ApiKeysBusController, SecretsBusController],
+  controllers: [ApiUsersController, ApiKeysBusController, SecretsBusController, WebhookSigningBusController],
   // MasterKeyring is exported for other vault features that keep values encrypted at rest.
-  providers: [ApiKeysService, ApiKeysRepository, keyringProvider, SecretsService, SecretsRepository],
+  providers: [ApiKeysService, ApiUsersService, ApiKeysRepository, keyringProvider, SecretsService, SecretsRepository, WebhookSigningService, WebhookSigningRepository],
   exports: [keyringProvider],
 })
 export class SecretsVaultModule {}

@@ -15,6 +15,41 @@ export class ApiKeysRepository {
     return { userId: key.userId, keyId: key.id, scope: key.scope as ApiKeyScope, endpointId: key.endpointId };
   }
 
+  createUser(user: { id: string; name: string }) {
+    return this.db.user.create({ data: user });
+  }
+
+  listUsers() {
+    return this.db.user.findMany({ orderBy: [{ createdAt: 'asc' }, { id: 'asc' }] });
+  }
+
+  /** Stores a key by its hash; false when the user does not exist (any more). */
+  async createKey(key: { id: string; userId: string; name: string; scope: ApiKeyScope; endpointId: string | null; keyHash: string }) {
+    try {
+      return await this.db.apiKey.create({ data: key });
+    } catch (err) {
+      if (err instanceof Prisma.PrismaClientKnownRequestError && err.code === 'P2003') return null;
+      throw err;
+    }
+  }
+
+  /** Live keys, of one user or of everybody; never their hashes. */
+  listKeys(userId?: string) {
+    return this.db.apiKey.findMany({
+      where: { revokedAt: null, ...(userId ? { userId } : {}) },
+      orderBy: [{ createdAt: 'asc' }, { id: 'asc' }],
+      select: { id: true, name: true, userId: true, scope: true, endpointId: true, createdAt: true },
+    });
+  }
+
+  /** Revokes a live key (of `userId` when given); returns its hash for the cache signal, or null. */
+  async revokeKey(id: string, userId: string | undefined, now: Date): Promise<string | null> {
+    const key = await this.db.apiKey.findFirst({ where: { id, revokedAt: null, ...(userId ? { userId } : {}) }, select: { keyHash: true } });
+    if (!key) return null;
+    const { count } = await this.db.apiKey.updateMany({ where: { id, revokedAt: null }, data: { revokedAt: now } });
+    return count ? key.keyHash : null;
+  }
+
   async userExists(userId: string): Promise<boolean> {
     return (await this.db.user.count({ where: { id: userId } })) === 1;
   }

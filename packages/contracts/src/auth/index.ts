@@ -1,1 +1,2 @@
 export * from './principal.js';
+export * from './apikey.dto.js';

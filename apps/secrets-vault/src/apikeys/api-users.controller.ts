@@ -1,0 +1,40 @@
+import { Body, Controller, Delete, Get, HttpCode, Param, Post, Query } from '@nestjs/common';
+import { CurrentPrincipal, RequireAccess } from '@runplane/auth';
+import { CreateApiKeyDto, CreateUserDto, type Principal } from '@runplane/contracts';
+import { ApiUsersService } from './api-users.service.js';
+
+/** `/v1/users` and `/v1/apikeys` (contract §1). Successful creates are 200, deletes 204 (RunPod REST v1 style). */
+@Controller('v1')
+export class ApiUsersController {
+  constructor(private readonly users: ApiUsersService) {}
+
+  @Post('users')
+  @HttpCode(200)
+  @RequireAccess('admin')
+  createUser(@Body() body: CreateUserDto) {
+    return this.users.createUser(body);
+  }
+
+  @Get('users')
+  @RequireAccess('admin')
+  listUsers() {
+    return this.users.listUsers();
+  }
+
+  @Post('apikeys')
+  @HttpCode(200)
+  createKey(@CurrentPrincipal() caller: Principal, @Body() body: CreateApiKeyDto) {
+    return this.users.createKey(caller, body);
+  }
+
+  @Get('apikeys')
+  listKeys(@CurrentPrincipal() caller: Principal, @Query('userId') userId?: string) {
+    return this.users.listKeys(caller, typeof userId === 'string' ? userId : undefined);
+  }
+
+  @Delete('apikeys/:keyId')
+  @HttpCode(204)
+  async revokeKey(@CurrentPrincipal() caller: Principal, @Param('keyId') keyId: string): Promise<void> {
+    await this.users.revokeKey(caller, keyId);
+  }
+}
