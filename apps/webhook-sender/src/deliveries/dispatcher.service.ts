@@ -1,0 +1,129 @@
+import { Inject, Injectable, type OnApplicationBootstrap, type OnModuleDestroy } from '@nestjs/common';
+import { signWebhook } from '@runplane/contracts';
+import { LOGGER, type Logger } from '@runplane/platform';
+import { WebhookHttpClient } from '../delivery-http/webhook-http-client.js';
+import { WebhookSettings } from '../settings.js';
+import { SigningSecrets } from '../signing/signing-secrets.js';
+import { DeliveriesRepository, type DeliveryRow } from './deliveries.repository.js';
+
+/** A lease outlives the attempt's timeout by this much before another instance may take it over. */
+const LEASE_MARGIN_MS = 20_000;
+/** Back-off when the vault cannot give the signing secret (no attempt is counted). */
+const SECRET_RETRY_MS = 5000;
+
+/**
+ * Makes the attempts. The schedule lives in the database (`nextAttemptAt`, leases), not in
+ * timers: a restart, a crash or another replica simply finds what is due. In-memory timers only
+ * wake the loop early (new deliveries, the next retry); it also polls every `pollMs`.
+ * Concurrency is capped per instance and per receiving host: a slow receiver occupies at most
+ * `perHostConcurrency` slots while others are served.
+ */
+@Injectable()
+export class Dispatcher implements OnApplicationBootstrap, OnModuleDestroy {
+  private readonly busyHosts = new Map<string, number>();
+  private readonly running = new Set<Promise<void>>();
+  private poll?: NodeJS.Timeout;
+  private wakeAt?: { at: number; timer: NodeJS.Timeout };
+  private pass?: Promise<void>;
+  private again = false;
+  private stopped = false;
+
+  constructor(
+    private readonly deliveries: DeliveriesRepository,
+    private readonly http: WebhookHttpClient,
+    private readonly secrets: SigningSecrets,
+    private readonly settings: WebhookSettings,
+    @Inject(LOGGER) private readonly logger: Logger,
+  ) {}
+
+  onApplicationBootstrap(): void {
+    this.poll = setInterval(() => this.kick(), this.settings.pollMs);
+    this.poll.unref();
+    this.kick();
+  }
+
+  /** Stops claiming; attempts in flight finish and are recorded (the HTTP client closes after). */
+  async onModuleDestroy(): Promise<void> {
+    this.stopped = true;
+    clearInterval(this.poll);
+    if (this.wakeAt) clearTimeout(this.wakeAt.timer);
+    await this.pass;
+    await Promise.allSettled([...this.running]);
+  }
+
+  /** Looks for due attempts now (coalesced: a call during a pass schedules one more). */
+  kick(): void {
+    if (this.stopped) return;
+    if (this.pass) {
+      this.again = true;
+      return;
+    }
+    this.pass = this.claimAndStart()
+      .catch((err) => this.logger.warn({ err: String(err) }, 'webhook-sender: claiming due deliveries failed; retrying'))
+      .finally(() => {
+        this.pass = undefined;
+        if (this.again) {
+          this.again = false;
+          this.kick();
+        }
+      });
+  }
+
+  private async claimAndStart(): Promise<void> {
+    for (;;) {
+      const free = this.settings.concurrency - this.running.size;
+      if (free <= 0 || this.stopped) return;
+      const now = new Date();
+      const rows = await this.deliveries.claimDue(free, now, new Date(now.getTime() + this.settings.timeoutMs + LEASE_MARGIN_MS),
+        Object.fromEntries(this.busyHosts), this.settings.perHostConcurrency);
+      for (const row of rows) this.start(row);
+      if (rows.length < free) break;
+    }
+    const next = await this.deliveries.nextDue();
+    if (next) this.wakeUpAt(next.getTime());
+  }
+
+  private start(row: DeliveryRow): void {
+    this.busyHosts.set(row.host, (this.busyHosts.get(row.host) ?? 0) + 1);
+    const run = this.attempt(row)
+      .catch((err) => this.logger.error({ err: String(err), deliveryId: row.id }, 'webhook-sender: recording an attempt failed; the lease will bring it back'))
+      .finally(() => {
+        const n = (this.busyHosts.get(row.host) ?? 1) - 1;
+        if (n > 0) this.busyHosts.set(row.host, n);
+        else this.busyHosts.delete(row.host);
+        this.running.delete(run);
+        this.kick(); // a slot is free
+      });
+    this.running.add(run);
+  }
+
+  private async attempt(row: DeliveryRow): Promise<void> {
+    let secret: string;
+    try {
+      secret = await this.secrets.forOwner(row.ownerId);
+    } catch (err) {
+      // Not the receiver's fault: no attempt is counted.
+      this.logger.warn({ err: String(err), deliveryId: row.id }, 'webhook-sender: signing secret unavailable; postponing the delivery');
+      await this.deliveries.postpone(row.id, new Date(Date.now() + SECRET_RETRY_MS));
+      return;
+    }
+    const outcome = await this.http.post(row.url, { ...signWebhook(secret, row.id, row.body) }, row.body);
+    const updated = await this.deliveries.recordAttempt(row, outcome, new Date(), this.settings.retryDelayMs);
+    const log = { deliveryId: row.id, jobId: row.jobId, attempt: updated.attemptCount, statusCode: outcome.statusCode, latencyMs: outcome.latencyMs, status: updated.status };
+    if (outcome.ok) this.logger.debug(log, 'webhook delivered');
+    else this.logger.info({ ...log, error: outcome.error }, updated.status === 'failed' ? 'webhook failed: no attempts left' : 'webhook attempt failed; will retry');
+    if (updated.status === 'pending') this.wakeUpAt(updated.nextAttemptAt.getTime());
+  }
+
+  /** Wakes the loop at `at` (keeps only the earliest such wake-up). */
+  private wakeUpAt(at: number): void {
+    if (this.stopped || (this.wakeAt && this.wakeAt.at <= at && this.wakeAt.at > Date.now())) return;
+    if (this.wakeAt) clearTimeout(this.wakeAt.timer);
+    const timer = setTimeout(() => {
+      this.wakeAt = undefined;
+      this.kick();
+    }, Math.max(0, at - Date.now()) + 5);
+    timer.unref();
+    this.wakeAt = { at, timer };
+  }
+}

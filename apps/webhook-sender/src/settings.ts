@@ -1,0 +1,56 @@
+import { Injectable } from '@nestjs/common';
+import { Bus } from '@runplane/bus';
+import { RunplaneConfig } from '@runplane/platform';
+
+function intSetting(env: NodeJS.ProcessEnv, name: string, fallback: number, min: number, max: number): number {
+  const raw = env[name];
+  if (raw === undefined || raw === '') return fallback;
+  const value = Number(raw);
+  if (!Number.isInteger(value) || value < min || value > max) {
+    throw new Error(`invalid configuration: ${name} must be an integer from ${min} to ${max} (got ${JSON.stringify(raw)}). See docs/configuration.md.`);
+  }
+  return value;
+}
+
+function boolSetting(env: NodeJS.ProcessEnv, name: string, fallback: boolean): boolean {
+  const raw = env[name]?.trim().toLowerCase();
+  if (raw === undefined || raw === '') return fallback;
+  if (['1', 'true', 'yes', 'on'].includes(raw)) return true;
+  if (['0', 'false', 'no', 'off'].includes(raw)) return false;
+  throw new Error(`invalid configuration: ${name} must be true or false (got ${JSON.stringify(env[name])}). See docs/configuration.md.`);
+}
+
+/**
+ * webhook-sender's settings (docs/configuration.md). The delivery rules come from the spec (2 more
+ * attempts, 10 s apart) and contract §7 (10 s per attempt); tests shorten them.
+ */
+@Injectable()
+export class WebhookSettings {
+  /** Calls to private, loopback and link-local addresses (default: allowed standalone, refused in cluster mode). */
+  readonly allowPrivate: boolean;
+  /** Attempts per delivery: the first and 2 retries. */
+  readonly maxAttempts: number;
+  readonly retryDelayMs: number;
+  /** Whole attempt: connect, answer and reading its body. */
+  readonly timeoutMs: number;
+  /** Attempts in flight per receiving host (per instance), so one slow receiver cannot hold up the others. */
+  readonly perHostConcurrency: number;
+  /** Attempts in flight per instance. */
+  readonly concurrency: number;
+  /** How often due attempts are looked for (besides the wake-ups of new events and retries). */
+  readonly pollMs: number;
+  /** Bytes of a receiver's answer read at most (the rest is dropped); the first 1 KiB is recorded. */
+  readonly maxResponseBytes: number;
+
+  constructor(config: RunplaneConfig, bus: Bus) {
+    const env = (config as RunplaneConfig & { raw?: NodeJS.ProcessEnv }).raw ?? process.env;
+    this.allowPrivate = boolSetting(env, 'WEBHOOK_ALLOW_PRIVATE', bus.kind === 'in-process');
+    this.maxAttempts = intSetting(env, 'WEBHOOK_MAX_ATTEMPTS', 3, 1, 20);
+    this.retryDelayMs = intSetting(env, 'WEBHOOK_RETRY_DELAY_MS', 10_000, 10, 3_600_000);
+    this.timeoutMs = intSetting(env, 'WEBHOOK_TIMEOUT_MS', 10_000, 100, 120_000);
+    this.perHostConcurrency = intSetting(env, 'WEBHOOK_PER_HOST_CONCURRENCY', 8, 1, 1000);
+    this.concurrency = intSetting(env, 'WEBHOOK_CONCURRENCY', 128, 1, 10_000);
+    this.pollMs = intSetting(env, 'WEBHOOK_POLL_MS', 1000, 10, 60_000);
+    this.maxResponseBytes = intSetting(env, 'WEBHOOK_MAX_RESPONSE_BYTES', 64 * 1024, 1024, 10 * 1024 * 1024);
+  }
+}
