@@ -34,7 +34,7 @@ const services = [
   { name: 'queue-api', port: gatewayPort + 1 },
 ];
 const routes = [
-  ['/v2/', 'queue-api'], ['/v1/users', 'secrets-vault'], ['/v1/apikeys', 'secrets-vault'], ['/v1/', 'pod-rest'], ['/graphql', 'template-graphql'], ['/healthz', 'queue-api'], ['/readyz', 'queue-api'],
+  ['/v2/', 'queue-api'], ['/v1/users', 'secrets-vault'], ['/v1/apikeys', 'secrets-vault'], ['/v1/webhooks', 'webhook-sender'], ['/v1/', 'pod-rest'], ['/graphql', 'template-graphql'], ['/healthz', 'queue-api'], ['/readyz', 'queue-api'],
 ];
 const dbName = (service) => `${namespace}_${service.replace(/-/g, '_')}`;
 
@@ -42,19 +42,36 @@ if (values.fresh) {
   for (const s of services) execFileSync('psql', [`${pgBase}/postgres`, '-qc', `DROP DATABASE IF EXISTS ${dbName(s.name)} WITH (FORCE)`], { stdio: 'inherit' });
 }
 
+let stopping = false;
 const children = services.map((s) => {
   const env = {
     ...process.env, NODE_ENV: 'production', NATS_URL: natsUrl, RUNPLANE_BUS_NAMESPACE: namespace,
     PORT: String(s.port), HOST: '127.0.0.1', RUNPLANE_PUBLIC_URL: `http://127.0.0.1:${gatewayPort}`,
     [`DATABASE_URL_${s.name.replace(/-/g, '_').toUpperCase()}`]: `${pgBase}/${dbName(s.name)}`,
     ...(s.name === 'secrets-vault' ? { RUNPLANE_API_KEY: apiKey } : {}),
+    // Webhook receivers of local tests listen on this machine; real clusters keep the default (off).
+    ...(s.name === 'webhook-sender' ? { WEBHOOK_ALLOW_PRIVATE: process.env.WEBHOOK_ALLOW_PRIVATE ?? 'true' } : {}),
   };
+  return start(s, env);
+});
+
+/**
+ * Runs one service; like Kubernetes, restarts it when it dies on its own (crash tests kill -9 a
+ * service by the pid printed here and watch it come back).
+ */
+function start(s, env) {
   const child = spawn(process.execPath, [path.join(root, 'packages/cli/bin/runplane.js'), 'start', '--service', s.name], { env, stdio: ['ignore', 'pipe', 'pipe'] });
   const prefix = `[${s.name}] `;
+  process.stderr.write(`${prefix}started (pid ${child.pid})\n`);
   for (const stream of [child.stdout, child.stderr]) stream.on('data', (d) => process.stderr.write(String(d).split('\n').filter(Boolean).map((l) => prefix + l + '\n').join('')));
-  child.on('exit', (code, signal) => process.stderr.write(`${prefix}exited (${signal ?? code})\n`));
+  child.on('exit', (code, signal) => {
+    process.stderr.write(`${prefix}exited (${signal ?? code})\n`);
+    if (stopping) return;
+    process.stderr.write(`${prefix}restarting in 1 s\n`);
+    setTimeout(() => { if (!stopping) children[children.indexOf(child)] = start(s, env); }, 1000);
+  });
   return child;
-});
+}
 
 const portOf = Object.fromEntries(services.map((s) => [s.name, s.port]));
 const gateway = http.createServer((req, res) => {
@@ -80,7 +97,6 @@ gateway.listen(gatewayPort, '127.0.0.1');
 await waitReady();
 process.stdout.write(`\nRunplane cluster ready\n  RUNPLANE_URL=http://127.0.0.1:${gatewayPort}\n  RUNPLANE_API_KEY=${apiKey}\n\n`);
 
-let stopping = false;
 const stop = () => {
   if (stopping) return;
   stopping = true;
