@@ -4,18 +4,29 @@ import { TemplateEvents } from '@runplane/contracts';
 import { LOGGER } from '@runplane/platform';
 import { fileURLToPath } from 'node:url';
 import { PrismaClient } from './generated/prisma/client.js';
+import { GraphqlApiModule } from './graphql/graphql-api.js';
+import { MyselfResolver } from './graphql/myself.resolver.js';
+import { SecretsClient } from './graphql/secrets.client.js';
+import { SecretsResolver } from './graphql/secrets.resolver.js';
+import { TemplatesResolver } from './graphql/templates.resolver.js';
+import { TemplateSettings } from './settings.js';
+import { TemplateUsage } from './templates/template-usage.js';
 import { TemplatesBusController } from './templates/templates.bus-controller.js';
 import { TemplatesRepository } from './templates/templates.repository.js';
 import { TemplatesService } from './templates/templates.service.js';
 
 export const TEMPLATE_GRAPHQL_MIGRATIONS = fileURLToPath(new URL('../prisma/migrations', import.meta.url));
 
-/** template-graphql owns templates (bus operations now; the GraphQL API arrives with its issue). */
+/**
+ * template-graphql owns templates (bus operations for pod-rest's REST API and the scheduler) and
+ * serves the GraphQL API for templates and secrets (`/graphql`; secrets themselves live in the vault).
+ */
 @Module({
-  imports: [DatabaseModule.forService({ service: 'template-graphql', client: PrismaClient, migrationsDir: TEMPLATE_GRAPHQL_MIGRATIONS })],
+  imports: [DatabaseModule.forService({ service: 'template-graphql', client: PrismaClient, migrationsDir: TEMPLATE_GRAPHQL_MIGRATIONS }), GraphqlApiModule],
   controllers: [TemplatesBusController],
   providers: [
-    TemplatesService, TemplatesRepository,
+    TemplatesService, TemplatesRepository, TemplateUsage, TemplateSettings,
+    TemplatesResolver, SecretsResolver, MyselfResolver, SecretsClient,
     outboxRelayProvider({ service: 'template-graphql', client: PrismaClient, events: [TemplateEvents.updated], logger: LOGGER }),
   ],
 })

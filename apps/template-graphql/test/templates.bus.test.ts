@@ -1,5 +1,5 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it, jest } from '@jest/globals';
-import { TemplateEvents, TemplateRpc, type Template, type TemplateUpdatedEvent } from '@runplane/contracts';
+import { PodRpc, RunplaneError, SchedulerRpc, TemplateEvents, TemplateRpc, type Template, type TemplatePodUsage, type TemplateUpdatedEvent } from '@runplane/contracts';
 import type { DeliveredEvent, Subscription } from '@runplane/bus';
 import { startTestServer, type TestServer } from '@runplane/platform';
 import { PrismaClient } from '../src/generated/prisma/client.js';
@@ -17,6 +17,9 @@ describe('template-graphql: TemplateRpc over the bus', () => {
   let relay: OutboxRelay;
   let events: Array<DeliveredEvent<TemplateUpdatedEvent>>;
   let consumer: Subscription;
+  const endpointUsage = new Map<string, number>();
+  const podUsage = new Map<string, TemplatePodUsage>();
+  let schedulerDown = false;
 
   beforeAll(async () => {
     server = await startTestServer([templateGraphqlService]);
@@ -25,6 +28,12 @@ describe('template-graphql: TemplateRpc over the bus', () => {
     events = [];
     // The scheduler's group, declared by the event: what it would receive.
     consumer = await server.bus.consume(TemplateEvents.updated, 'scheduler', async (e) => { events.push(e); });
+    // Stand-ins for the scheduler (endpoints on a template) and pod-rest (Pods on it).
+    await server.bus.serve(SchedulerRpc.templateUsage, async ({ templateId }) => {
+      if (schedulerDown) throw RunplaneError.unavailable('no instance of scheduler is answering');
+      return { endpoints: endpointUsage.get(templateId) ?? 0 };
+    });
+    await server.bus.serve(PodRpc.templateUsage, async ({ templateId }) => podUsage.get(templateId) ?? { pods: 0, lastUsedAt: null });
   }, 60_000);
   afterAll(async () => { await consumer?.stop(); await server?.stop(); });
   afterEach(() => { jest.restoreAllMocks(); });
@@ -139,6 +148,31 @@ describe('template-graphql: TemplateRpc over the bus', () => {
     await expect(server.bus.request(TemplateRpc.delete, { ownerId: ALICE, templateId: t.id })).rejects.toMatchObject({ status: 404 });
     // The name is free again.
     await expect(create(ALICE, { name: t.name })).resolves.toMatchObject({ name: t.name });
+  });
+
+  it('refuses to delete a template in use by an endpoint or a Pod, or used by a Pod in the last 2 minutes (409 saying why)', async () => {
+    const t = await create(ALICE, { name: uniq('in-use') });
+    const del = () => server.bus.request(TemplateRpc.delete, { ownerId: ALICE, templateId: t.id });
+    endpointUsage.set(t.id, 2);
+    podUsage.set(t.id, { pods: 1, lastUsedAt: null });
+    await expect(del()).rejects.toMatchObject({ status: 409, code: 'TEMPLATE_IN_USE', message: expect.stringContaining('in use by 2 serverless endpoints and 1 Pod') });
+    endpointUsage.delete(t.id);
+    podUsage.set(t.id, { pods: 0, lastUsedAt: new Date(Date.now() - 30_000).toISOString() });
+    await expect(del()).rejects.toMatchObject({ status: 409, code: 'TEMPLATE_RECENTLY_USED', message: expect.stringMatching(/can be deleted 120 s after its most recent use, from \d{4}-/) });
+    schedulerDown = true;
+    await expect(del()).rejects.toMatchObject({ status: 503 });
+    schedulerDown = false;
+    await expect(server.bus.request(TemplateRpc.get, { ownerId: ALICE, templateId: t.id })).resolves.toMatchObject({ id: t.id });
+    podUsage.set(t.id, { pods: 0, lastUsedAt: new Date(Date.now() - 121_000).toISOString() });
+    await expect(del()).resolves.toEqual({ ok: true });
+  });
+
+  it('a serverless template has no volume: volumeInGb defaults to 0 and anything else is 400', async () => {
+    expect(await create(ALICE, { name: uniq('sls'), isServerless: true })).toMatchObject({ isServerless: true, volumeInGb: 0 });
+    await expect(create(ALICE, { name: uniq('sls-vol'), isServerless: true, volumeInGb: 20 }))
+      .rejects.toMatchObject({ status: 400, details: [expect.objectContaining({ path: 'volumeInGb' })] });
+    const t = await create(ALICE, { name: uniq('sls-upd'), isServerless: true, volumeInGb: 0 });
+    await expect(server.bus.request(TemplateRpc.update, { ownerId: ALICE, templateId: t.id, changes: { volumeInGb: 5 } })).rejects.toMatchObject({ status: 400 });
   });
 
   it('keeps the event when publishing fails, and a later relay pass publishes it once', async () => {

@@ -44,6 +44,11 @@ export class TemplatesRepository {
     return this.db.template.findFirst({ where: { id, ownerId } });
   }
 
+  /** The owner's template of that name (names are unique per owner). */
+  findOwnedByName(ownerId: string, name: string): Promise<TemplateRow | null> {
+    return this.db.template.findUnique({ where: { ownerId_name: { ownerId, name } } });
+  }
+
   /**
    * Applies the changes and records `event` in one transaction, so the event exists exactly when
    * the change does. Null when the template is not the owner's (or no longer exists).

@@ -3,10 +3,15 @@ import { RunplaneError, TemplateEvents, type Ack, type Template, type TemplateCr
 import { isDeepStrictEqual } from 'node:util';
 import { OutboxRelay } from '@runplane/database';
 import { newTemplateId } from './template-ids.js';
+import { TemplateUsage } from './template-usage.js';
 import { toTemplate } from './template-view.js';
 import { NAME_TAKEN, TemplatesRepository, type TemplateChanges, type TemplateRow } from './templates.repository.js';
 
-/** Defaults of RunPod's TemplateCreateInput (reference §4.3). */
+/**
+ * Defaults of RunPod's TemplateCreateInput (reference §4.3), which are also the "defaults" of the
+ * spec's template update table: what a field holds until it is set. An update changes only the
+ * fields it names. A serverless template has no volume, so its volumeInGb defaults to 0.
+ */
 export const TEMPLATE_DEFAULTS = {
   category: 'NVIDIA',
   containerDiskInGb: 50,
@@ -30,15 +35,21 @@ const UPDATABLE = ['name', 'imageName', 'containerDiskInGb', 'containerRegistryA
 const given = <T>(value: T | null | undefined, fallback: T): T => (value === undefined || value === null ? fallback : value);
 
 const notFound = (id: string) => RunplaneError.notFound(`template ${id} not found`, 'TEMPLATE_NOT_FOUND');
+const noVolumeForServerless = (volumeInGb: number) => RunplaneError.badRequest(
+  `a serverless template has no volume: volumeInGb must be 0 (got ${volumeInGb}); workers keep data on their container disk or a network volume`,
+  [{ path: 'volumeInGb', message: 'must be 0 for a serverless template' }]);
 const nameTaken = (name: string) => RunplaneError.conflict(`a template named "${name}" already exists`, 'TEMPLATE_NAME_TAKEN');
 
 /** Templates: what a worker or Pod runs. Readable by their owner (and by anyone when public), changed only by the owner. */
 @Injectable()
 export class TemplatesService {
-  constructor(private readonly templates: TemplatesRepository, private readonly relay: OutboxRelay) {}
+  constructor(private readonly templates: TemplatesRepository, private readonly relay: OutboxRelay, private readonly usage: TemplateUsage) {}
 
   async create(ownerId: string, input: TemplateCreateDto): Promise<Template> {
     const d = TEMPLATE_DEFAULTS;
+    const isServerless = given(input.isServerless, d.isServerless);
+    // Spec saveTemplate rule 2: a serverless template has volumeInGb 0.
+    if (isServerless && (input.volumeInGb ?? 0) > 0) throw noVolumeForServerless(input.volumeInGb!);
     const row = await this.templates.create({
       id: newTemplateId(),
       ownerId,
@@ -46,7 +57,7 @@ export class TemplatesService {
       imageName: input.imageName,
       category: given(input.category, d.category),
       containerDiskInGb: given(input.containerDiskInGb, d.containerDiskInGb),
-      volumeInGb: given(input.volumeInGb, d.volumeInGb),
+      volumeInGb: given(input.volumeInGb, isServerless ? 0 : d.volumeInGb),
       volumeMountPath: given(input.volumeMountPath, d.volumeMountPath),
       containerRegistryAuthId: input.containerRegistryAuthId ?? null,
       dockerEntrypoint: given(input.dockerEntrypoint, d.dockerEntrypoint),
@@ -54,7 +65,7 @@ export class TemplatesService {
       env: given(input.env, d.env),
       ports: given(input.ports, d.ports),
       isPublic: given(input.isPublic, d.isPublic),
-      isServerless: given(input.isServerless, d.isServerless),
+      isServerless,
       readme: given(input.readme, d.readme),
     });
     if (row === NAME_TAKEN) throw nameTaken(input.name);
@@ -71,6 +82,20 @@ export class TemplatesService {
     return toTemplate(row);
   }
 
+  /** The owner's template (not a public one of someone else's: that is not theirs to change). */
+  async getOwned(ownerId: string, id: string): Promise<Template> {
+    const row = await this.templates.findOwned(ownerId, id);
+    if (!row) throw notFound(id);
+    return toTemplate(row);
+  }
+
+  /** The owner's template of that name (GraphQL deleteTemplate identifies templates by name). */
+  async getOwnedByName(ownerId: string, name: string): Promise<Template> {
+    const row = await this.templates.findOwnedByName(ownerId, name);
+    if (!row) throw RunplaneError.notFound(`template "${name}" not found`, 'TEMPLATE_NOT_FOUND');
+    return toTemplate(row);
+  }
+
   /**
    * Changes only the fields given. A real change is announced with `template.updated` (every
    * endpoint using the template rolls out a new version); an update that changes nothing is not.
@@ -80,6 +105,7 @@ export class TemplatesService {
     if (!current) throw notFound(id);
     const changes = changedFields(current, input);
     if (!Object.keys(changes).length) return toTemplate(current);
+    if (current.isServerless && typeof changes.volumeInGb === 'number' && changes.volumeInGb > 0) throw noVolumeForServerless(changes.volumeInGb);
     const event = OutboxRelay.entry<TemplateUpdatedEvent>(TemplateEvents.updated, { templateId: id, ownerId });
     const row = await this.templates.updateOwned(ownerId, id, changes, event);
     if (row === NAME_TAKEN) throw nameTaken(String(changes.name));
@@ -91,12 +117,21 @@ export class TemplatesService {
   }
 
   /**
-   * TODO(templates issue): refuse (409) while an endpoint or Pod uses the template (spec
-   * deleteTemplate rule 2); that needs the scheduler's and pod-rest's answer. Unconditional for now.
+   * Deletes the owner's template unless it is in use or was used within the last 2 minutes (spec
+   * deleteTemplate rules 2 and 3: 409 saying which). An endpoint created between the check and the
+   * delete would be left on a missing template; its workers then fail to start with a clear reason.
    */
   async delete(ownerId: string, id: string): Promise<Ack> {
+    const row = await this.templates.findOwned(ownerId, id);
+    if (!row) throw notFound(id);
+    await this.usage.assertDeletable(row);
     if (!(await this.templates.deleteOwned(ownerId, id))) throw notFound(id);
     return { ok: true };
+  }
+
+  /** GraphQL deleteTemplate(templateName): the same rules, the template named by its owner. */
+  async deleteByName(ownerId: string, name: string): Promise<Ack> {
+    return this.delete(ownerId, (await this.getOwnedByName(ownerId, name)).id);
   }
 }
 

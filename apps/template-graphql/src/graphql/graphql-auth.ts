@@ -1,0 +1,56 @@
+import type { ApolloServerPlugin } from '@apollo/server';
+import { ApiKeyVerifier, extractApiKey, isAllowed } from '@runplane/auth';
+import type { Principal } from '@runplane/contracts';
+import { GraphQLError } from 'graphql';
+
+/** What every resolver gets in its context: the caller, resolved from its API key. */
+export interface GraphqlContext {
+  principal: Principal;
+}
+
+interface RequestLike {
+  headers: Record<string, string | string[] | undefined>;
+  query?: unknown;
+}
+
+/**
+ * A GraphQL error answered with HTTP 401 (spec: missing, wrong or under-privileged keys yield 401;
+ * contract §2 body `{"errors": [{"message", "extensions": {"code"}}]}`).
+ */
+function unauthorized(message: string, code: 'UNAUTHENTICATED' | 'FORBIDDEN'): GraphQLError {
+  return new GraphQLError(message, { extensions: { code, http: { status: 401 } } });
+}
+
+/**
+ * Apollo's context function: `Authorization: Bearer <key>` (or the bare key) or `?api_key=<key>`
+ * (reference §5.1). Failing here answers before anything is parsed or run.
+ */
+export async function authenticate(verifier: ApiKeyVerifier, request: RequestLike): Promise<GraphqlContext> {
+  const header = request.headers.authorization;
+  const query = (request.query ?? {}) as Record<string, unknown>;
+  const queryKey = Array.isArray(query.api_key) ? query.api_key[0] : query.api_key;
+  const key = extractApiKey(Array.isArray(header) ? header[0] : header, typeof queryKey === 'string' ? queryKey : undefined);
+  if (!key) throw unauthorized('missing API key: add ?api_key=<key> to the URL or send "Authorization: Bearer <key>"', 'UNAUTHENTICATED');
+  let principal: Principal | null;
+  try {
+    principal = await verifier.verify(key);
+  } catch {
+    throw new GraphQLError('API keys cannot be checked right now; try again', { extensions: { code: 'SERVICE_UNAVAILABLE', http: { status: 503 } } });
+  }
+  if (!principal) throw unauthorized('invalid API key', 'UNAUTHENTICATED');
+  if (!isAllowed(principal, 'read')) throw unauthorized(`this API key (scope ${principal.scope}) may not use the GraphQL API`, 'FORBIDDEN');
+  return { principal };
+}
+
+/** Mutations need a key that may write (a `readonly` key gets 401, as for REST writes). */
+export const writeAccessPlugin: ApolloServerPlugin<GraphqlContext> = {
+  async requestDidStart() {
+    return {
+      async didResolveOperation({ operation, contextValue }) {
+        if (operation?.operation === 'mutation' && !isAllowed(contextValue.principal, 'write')) {
+          throw unauthorized(`this API key (scope ${contextValue.principal.scope}) may not run mutations`, 'FORBIDDEN');
+        }
+      },
+    };
+  },
+};
