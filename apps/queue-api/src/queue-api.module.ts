@@ -10,6 +10,11 @@ import { QueueController } from './jobs/queue.controller.js';
 import { QueueService } from './jobs/queue.service.js';
 import { StreamController } from './jobs/stream.controller.js';
 import { StreamService } from './jobs/stream.service.js';
+import { LimitSettings } from './limits/limit-settings.js';
+import { QueueLimitsInterceptor } from './limits/queue-limits.interceptor.js';
+import { QueueLimits } from './limits/queue-limits.service.js';
+import { ReplicaRegistry } from './limits/replica-registry.js';
+import { WorkerCounts } from './limits/worker-counts.js';
 import { OpenAiController } from './openai/openai.controller.js';
 import { OpenAiService } from './openai/openai.service.js';
 import { WorkerController } from './workers/worker.controller.js';
@@ -20,6 +25,7 @@ export const QUEUE_API_MIGRATIONS = fileURLToPath(new URL('../prisma/migrations'
 @Module({
   imports: [DatabaseModule.forService({ service: 'queue-api', client: PrismaClient, migrationsDir: QUEUE_API_MIGRATIONS })],
   controllers: [QueueController, StreamController, WorkerController, OpenAiController],
-  providers: [QueueService, StreamService, WorkerService, OpenAiService, IdempotencyService, IdempotencyRepository, LongPolls, PayloadLimits],
+  providers: [QueueService, StreamService, WorkerService, OpenAiService, IdempotencyService, IdempotencyRepository, LongPolls, PayloadLimits,
+    LimitSettings, QueueLimits, QueueLimitsInterceptor, ReplicaRegistry, WorkerCounts],
 })
 export class QueueApiModule {}

@@ -1,17 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import { DEFAULT_PING_INTERVAL_MS } from '@runplane/contracts';
-import { RunplaneConfig } from '@runplane/platform';
-
-/** Reads one integer setting; a bad value stops the start-up with a message naming it. */
-function intSetting(env: NodeJS.ProcessEnv, name: string, fallback: number, min: number, max: number): number {
-  const raw = env[name];
-  if (raw === undefined || raw === '') return fallback;
-  const value = Number(raw);
-  if (!Number.isInteger(value) || value < min || value > max) {
-    throw new Error(`invalid configuration: ${name} must be an integer from ${min} to ${max} (got ${JSON.stringify(raw)}). See docs/configuration.md.`);
-  }
-  return value;
-}
+import { environmentOf, intSetting, RunplaneConfig } from '@runplane/platform';
 
 /**
  * The scheduler's own tuning (docs/configuration.md). Kept here rather than in RunplaneConfig
@@ -33,7 +22,7 @@ export class SchedulerSettings {
   readonly publicUrl?: string;
 
   constructor(config: RunplaneConfig) {
-    const env = (config as RunplaneConfig & { raw?: NodeJS.ProcessEnv }).raw ?? process.env;
+    const env = environmentOf(config);
     this.pingIntervalMs = intSetting(env, 'RUNPLANE_WORKER_PING_INTERVAL_MS', DEFAULT_PING_INTERVAL_MS, 100, 600_000);
     this.sweepIntervalMs = intSetting(env, 'RUNPLANE_SCHEDULER_SWEEP_MS', 500, 20, 60_000);
     this.autoscaleIntervalMs = intSetting(env, 'RUNPLANE_AUTOSCALE_INTERVAL_MS', 1000, 20, 60_000);

@@ -2,6 +2,7 @@ import { parseArgs } from 'node:util';
 import path from 'node:path';
 import { databaseUrlVariable, EmbeddedPostgres, embeddedTarget, migrateTarget, postgresTarget } from '@runplane/database';
 import { ConfigError, createLogger, loadConfig, startRunplane, type ServiceDescriptor } from '@runplane/platform';
+import { ADMIN_HELP, runAdminCommand } from './admin-commands.js';
 import { ALL_SERVICES, serviceByName } from './services.js';
 
 const HELP = `runplane — self-hosted, RunPod-compatible serverless platform
@@ -11,6 +12,7 @@ Usage:
                                       and in-process bus unless NATS_URL / DATABASE_URL are set)
   runplane start --service <name>     one service (cluster mode: needs NATS_URL and its DATABASE_URL)
   runplane migrate [--service <name>] apply database migrations and exit
+${ADMIN_HELP}
   runplane --help
 
 Services: ${Object.keys(ALL_SERVICES).join(', ')}
@@ -19,6 +21,8 @@ Configuration: environment variables, see docs/configuration.md.`;
 async function main(argv: string[]): Promise<number> {
   const { positionals, values } = parseArgs({ args: argv, allowPositionals: true, options: {
     service: { type: 'string', short: 's' }, help: { type: 'boolean', short: 'h' },
+    url: { type: 'string' }, key: { type: 'string' }, name: { type: 'string' }, scope: { type: 'string' },
+    user: { type: 'string' }, endpoint: { type: 'string' }, json: { type: 'boolean' },
   } });
   const command = positionals[0];
   if (values.help || !command) {
@@ -28,6 +32,7 @@ async function main(argv: string[]): Promise<number> {
   const services = values.service ? [serviceByName(values.service)] : Object.values(ALL_SERVICES);
   if (command === 'start') return start(services, !values.service);
   if (command === 'migrate') return migrate(services);
+  if (command === 'keys' || command === 'users') return runAdminCommand(command, positionals.slice(1), values);
   process.stderr.write(`unknown command "${command}"\n\n${HELP}\n`);
   return 1;
 }

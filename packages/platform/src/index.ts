@@ -1,4 +1,5 @@
 export * from './config/runplane-config.js';
+export * from './config/settings.js';
 export * from './logging/logger.js';
 export * from './http/error-responses.js';
 export * from './http/http-error.filter.js';

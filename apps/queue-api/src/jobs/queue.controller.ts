@@ -1,6 +1,7 @@
-import { Body, Controller, Get, Headers, HttpCode, Param, Post, Query } from '@nestjs/common';
+import { Body, Controller, Get, Headers, HttpCode, Param, Post, Query, UseInterceptors } from '@nestjs/common';
 import { CurrentPrincipal, RequireAccess } from '@runplane/auth';
 import { JobRequestDto, type Principal } from '@runplane/contracts';
+import { LimitedOperation, QueueLimitsInterceptor } from '../limits/queue-limits.interceptor.js';
 import { parseIdempotencyKey } from './idempotency.service.js';
 import { ListRequestsQuery, StatusQuery, SyncWaitQuery } from './queue-query.dto.js';
 import { QueueService } from './queue.service.js';
@@ -8,13 +9,16 @@ import { QueueService } from './queue.service.js';
 /**
  * RunPod's queue API: `/v2/{endpointId}/...` (spec "Queue operations", contract §3). Every success
  * is HTTP 200 (RunPod's JS and Go clients reject anything else). Body limits of /run and /runsync
- * are enforced before the body is read (PayloadLimits).
+ * are enforced before the body is read (PayloadLimits); rate and concurrency limits per operation by
+ * QueueLimitsInterceptor (/retry and /health have none in the spec's table).
  */
 @Controller('v2/:endpointId')
+@UseInterceptors(QueueLimitsInterceptor)
 export class QueueController {
   constructor(private readonly queue: QueueService) {}
 
   @Post('run')
+  @LimitedOperation('run')
   @HttpCode(200)
   run(@CurrentPrincipal() principal: Principal, @Param('endpointId') endpointId: string, @Body() body: JobRequestDto,
     @Headers('idempotency-key') idempotencyKey?: string) {
@@ -22,6 +26,7 @@ export class QueueController {
   }
 
   @Post('runsync')
+  @LimitedOperation('runsync')
   @HttpCode(200)
   runsync(@CurrentPrincipal() principal: Principal, @Param('endpointId') endpointId: string, @Body() body: JobRequestDto,
     @Query() query: SyncWaitQuery, @Headers('idempotency-key') idempotencyKey?: string) {
@@ -30,12 +35,14 @@ export class QueueController {
 
   // /status, /status-sync and /stream are reads whatever the method: the Go SDK uses POST (§3.4).
   @Get('status/:jobId')
+  @LimitedOperation('status')
   @RequireAccess('read')
   status(@CurrentPrincipal() principal: Principal, @Param('endpointId') endpointId: string, @Param('jobId') jobId: string, @Query() query: StatusQuery) {
     return this.queue.status(principal, endpointId, jobId, query.ttl);
   }
 
   @Post('status/:jobId')
+  @LimitedOperation('status')
   @HttpCode(200)
   @RequireAccess('read')
   statusByPost(@CurrentPrincipal() principal: Principal, @Param('endpointId') endpointId: string, @Param('jobId') jobId: string, @Query() query: StatusQuery) {
@@ -43,12 +50,14 @@ export class QueueController {
   }
 
   @Get('status-sync/:jobId')
+  @LimitedOperation('status')
   @RequireAccess('read')
   statusSync(@CurrentPrincipal() principal: Principal, @Param('endpointId') endpointId: string, @Param('jobId') jobId: string, @Query() query: SyncWaitQuery) {
     return this.queue.statusSync(principal, endpointId, jobId, query.wait);
   }
 
   @Post('status-sync/:jobId')
+  @LimitedOperation('status')
   @HttpCode(200)
   @RequireAccess('read')
   statusSyncByPost(@CurrentPrincipal() principal: Principal, @Param('endpointId') endpointId: string, @Param('jobId') jobId: string, @Query() query: SyncWaitQuery) {
@@ -56,6 +65,7 @@ export class QueueController {
   }
 
   @Post('cancel/:jobId')
+  @LimitedOperation('cancel')
   @HttpCode(200)
   cancel(@CurrentPrincipal() principal: Principal, @Param('endpointId') endpointId: string, @Param('jobId') jobId: string) {
     return this.queue.cancel(principal, endpointId, jobId);
@@ -68,6 +78,7 @@ export class QueueController {
   }
 
   @Post('purge-queue')
+  @LimitedOperation('purge-queue')
   @HttpCode(200)
   purge(@CurrentPrincipal() principal: Principal, @Param('endpointId') endpointId: string) {
     return this.queue.purge(principal, endpointId);
@@ -79,6 +90,7 @@ export class QueueController {
   }
 
   @Get('requests')
+  @LimitedOperation('requests')
   requests(@CurrentPrincipal() principal: Principal, @Param('endpointId') endpointId: string, @Query() query: ListRequestsQuery) {
     return this.queue.list(principal, endpointId, query);
   }

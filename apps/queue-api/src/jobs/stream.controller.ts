@@ -1,7 +1,8 @@
-import { Controller, Get, Param, Post, Query, Req, Res } from '@nestjs/common';
+import { Controller, Get, Param, Post, Query, Req, Res, UseInterceptors } from '@nestjs/common';
 import { CurrentPrincipal, RequireAccess } from '@runplane/auth';
 import type { Principal } from '@runplane/contracts';
 import type { FastifyReply, FastifyRequest } from 'fastify';
+import { LimitedOperation, QueueLimitsInterceptor } from '../limits/queue-limits.interceptor.js';
 import { StreamWaitQuery } from './queue-query.dto.js';
 import { StreamService, wantsEventStream } from './stream.service.js';
 
@@ -10,6 +11,8 @@ import { StreamService, wantsEventStream } from './stream.service.js';
  * events with `Accept: text/event-stream`. A read whatever the method (the Go SDK POSTs, §3.4).
  */
 @Controller('v2/:endpointId')
+@UseInterceptors(QueueLimitsInterceptor)
+@LimitedOperation('stream')
 @RequireAccess('read')
 export class StreamController {
   constructor(private readonly streams: StreamService) {}

@@ -1,7 +1,8 @@
-import { Body, Controller, Get, Param, Post, Req, Res } from '@nestjs/common';
+import { Body, Controller, Get, Param, Post, Req, Res, UseInterceptors } from '@nestjs/common';
 import { CurrentPrincipal, RequireAccess } from '@runplane/auth';
 import { RunplaneError, type Principal } from '@runplane/contracts';
 import type { FastifyReply, FastifyRequest } from 'fastify';
+import { LimitedOperation, QueueLimitsInterceptor } from '../limits/queue-limits.interceptor.js';
 import { OpenAiService } from './openai.service.js';
 
 /** `/v1/...` after `/v2/{endpointId}/openai` (query excluded): the job's `openai_route`. */
@@ -16,6 +17,8 @@ function openAiRoute(url: string): string {
  * Both methods submit a job, so both need a key that may write.
  */
 @Controller('v2/:endpointId/openai')
+@UseInterceptors(QueueLimitsInterceptor)
+@LimitedOperation('openai')
 @RequireAccess('write')
 export class OpenAiController {
   constructor(private readonly openai: OpenAiService) {}

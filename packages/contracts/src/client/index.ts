@@ -1,2 +1,3 @@
 export * from './http.js';
 export * from './queue-client.js';
+export * from './admin-client.js';

@@ -1,5 +1,6 @@
 import type { JobRequestDto } from '../jobs/job-request.dto.js';
 import type { JobAccepted, JobRecord } from '../jobs/job-record.js';
+import { ApiKeysClient, UsersClient } from './admin-client.js';
 import { HttpCaller, type ClientOptions } from './http.js';
 
 /** Typed client of one endpoint's queue API (`/v2/{endpointId}/...`). */
@@ -28,5 +29,13 @@ export class RunplaneClient {
 
   queue(endpointId: string): QueueClient {
     return new QueueClient(this.options, endpointId);
+  }
+
+  get apiKeys(): ApiKeysClient {
+    return new ApiKeysClient(this.options);
+  }
+
+  get users(): UsersClient {
+    return new UsersClient(this.options);
   }
 }

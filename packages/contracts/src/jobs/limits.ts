@@ -8,3 +8,24 @@ export const JOB_LIMITS = {
   payloadBytes: { run: 10 * 1024 * 1024, runsync: 20 * 1024 * 1024 },
   streamChunkBytes: 1024 * 1024,
 } as const;
+
+/** Queue operations with their own limits (spec "Limits"): the key of QUEUE_RATE_LIMITS. */
+export type LimitedQueueOperation = 'runsync' | 'run' | 'status' | 'stream' | 'cancel' | 'purge-queue' | 'openai' | 'requests';
+
+/**
+ * The spec's base limits per endpoint and operation: requests per 10-second window and requests
+ * in flight at once (`null`: none). The effective limit is the higher of the base and
+ * `running workers × requests_per_worker` (docs/limits.md).
+ */
+export const QUEUE_RATE_LIMITS: Readonly<Record<LimitedQueueOperation, { per10s: number; concurrent: number | null }>> = {
+  runsync: { per10s: 2000, concurrent: 400 },
+  run: { per10s: 1000, concurrent: 200 },
+  status: { per10s: 2000, concurrent: 400 },
+  stream: { per10s: 2000, concurrent: 400 },
+  cancel: { per10s: 100, concurrent: 20 },
+  'purge-queue': { per10s: 2, concurrent: null },
+  openai: { per10s: 2000, concurrent: 400 },
+  requests: { per10s: 10, concurrent: 2 },
+};
+
+export const RATE_LIMIT_WINDOW_MS = 10_000;

@@ -1,0 +1,57 @@
+import { afterAll, describe, expect, it } from '@jest/globals';
+import { openSqlSession, postgresTarget } from '@runplane/database';
+import { startTestServer, type TestServer } from '@runplane/platform';
+import { secretsVaultService } from '@runplane/secrets-vault';
+import { POSTGRES_URL, requireService, uniqueName } from '@runplane/test-support';
+import { queueApiService } from '../src/index.js';
+import { limitsSuite } from './limits.suite.js';
+import { SchedulerStandIn } from './support/scheduler-stand-in.js';
+
+// Cluster mode: queue-api on a real PostgreSQL, where every replica counts in the same rows.
+const database = uniqueName('runplane_qa_limits');
+let used = false;
+const databaseUrl = () => {
+  const url = new URL(POSTGRES_URL);
+  url.pathname = `/${database}`;
+  return url.toString();
+};
+
+limitsSuite('PostgreSQL', async () => {
+  if (!(await requireService('postgres', 'queue limits on PostgreSQL'))) return null;
+  used = true;
+  return { DATABASE_URL_QUEUE_API: databaseUrl() };
+});
+
+describe('queue limits shared by two queue-api replicas (PostgreSQL)', () => {
+  const servers: TestServer[] = [];
+  afterAll(async () => { await Promise.all(servers.map((s) => s.stop())); }, 30_000);
+
+  it('a rate limit holds across replicas: 1 purge on each, the 3rd on either is refused', async () => {
+    if (!(await requireService('postgres', 'queue limits shared by replicas'))) return;
+    used = true;
+    for (let i = 0; i < 2; i++) {
+      const server = await startTestServer([secretsVaultService, queueApiService], { DATABASE_URL_QUEUE_API: databaseUrl() });
+      servers.push(server);
+      (await SchedulerStandIn.serve(server.bus))
+        .on('purgeQueue', () => ({ removed: 0, status: 'completed' }))
+        .on('health', () => ({ jobs: { completed: 0, failed: 0, inProgress: 0, inQueue: 0, retried: 0 }, workers: { idle: 0, initializing: 0, ready: 0, running: 0, throttled: 0, unhealthy: 0 } }));
+    }
+    const [a, b] = servers;
+    // Both servers' bootstrap admins are the same user (usr_admin), as with one vault.
+    const ep = `ep-shared-${Date.now()}`;
+    expect((await a.call('POST', `/v2/${ep}/purge-queue`)).status).toBe(200);
+    expect((await b.call('POST', `/v2/${ep}/purge-queue`)).status).toBe(200);
+    expect((await a.call('POST', `/v2/${ep}/purge-queue`)).status).toBe(429);
+    expect((await b.call('POST', `/v2/${ep}/purge-queue`)).status).toBe(429);
+  }, 90_000);
+});
+
+afterAll(async () => {
+  if (!used) return;
+  const admin = await openSqlSession(postgresTarget('queue-api', POSTGRES_URL));
+  try {
+    await admin.exec(`DROP DATABASE IF EXISTS "${database}" WITH (FORCE)`);
+  } finally {
+    await admin.close();
+  }
+});
