@@ -97,13 +97,15 @@ gateway.listen(gatewayPort, '127.0.0.1');
 await waitReady();
 process.stdout.write(`\nRunplane cluster ready\n  RUNPLANE_URL=http://127.0.0.1:${gatewayPort}\n  RUNPLANE_API_KEY=${apiKey}\n\n`);
 
-const stop = () => {
+function stop() {
   if (stopping) return;
   stopping = true;
   gateway.close();
   for (const c of children) c.kill('SIGTERM');
   Promise.all(children.map((c) => new Promise((r) => (c.exitCode !== null ? r() : c.once('exit', r))))).then(() => process.exit(0));
-};
+}
+// Should this script die some other way, its services must not outlive it.
+process.on('exit', () => { for (const c of children) if (c.exitCode === null) c.kill('SIGKILL'); });
 process.on('SIGINT', stop);
 process.on('SIGTERM', stop);
 
