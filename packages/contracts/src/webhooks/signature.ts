@@ -9,11 +9,12 @@ export const WEBHOOK_SECRET_PREFIX = 'whsec_';
 /** Reference libraries reject calls signed more than 5 minutes before or after now. */
 export const WEBHOOK_TOLERANCE_SECONDS = 300;
 
-export interface WebhookHeaders {
+// A type alias (not an interface) so it fits wherever a plain header record is expected.
+export type WebhookHeaders = {
   'webhook-id': string;
   'webhook-timestamp': string;
   'webhook-signature': string;
-}
+};
 
 /** A new signing secret: 32 random bytes as `whsec_<base64>` (the spec asks for 24 to 64). */
 export function generateWebhookSecret(): string {
