@@ -12,8 +12,8 @@ export const FAST_ENV = { WEBHOOK_RETRY_DELAY_MS: '200', WEBHOOK_TIMEOUT_MS: '15
 export const startSender = (env: Record<string, string> = {}) => startTestServer([secretsVaultService, webhookSenderService], { ...FAST_ENV, ...env });
 
 /** The user of the server's admin key (deliveries are scoped to it). */
-export async function adminUser(server: TestServer): Promise<string> {
-  const { principal } = await server.bus.request(VaultRpc.verifyApiKey, { keyHash: createHash('sha256').update(server.apiKey).digest('hex') });
+export async function adminUser(server: TestServer, key = server.apiKey): Promise<string> {
+  const { principal } = await server.bus.request(VaultRpc.verifyApiKey, { keyHash: createHash('sha256').update(key).digest('hex') });
   return principal!.userId;
 }
 
