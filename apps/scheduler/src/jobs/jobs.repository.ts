@@ -166,20 +166,21 @@ export class JobsRepository {
   async finish(
     endpointId: string, workerId: string, id: string,
     result: { status: 'COMPLETED' | 'FAILED'; output?: Prisma.InputJsonValue | typeof Prisma.DbNull; error?: string },
-    now: Date, retentionMs: number,
+    now: Date, retentionMs: number, hasWebhook = true,
   ): Promise<boolean> {
+    const data = {
+      status: result.status,
+      output: result.output ?? Prisma.DbNull,
+      error: result.error ?? null,
+      completedAt: now,
+      timeoutAt: null,
+      resultsExpireAt: new Date(now.getTime() + retentionMs),
+    };
+    const where = { id, endpointId, workerId, status: 'IN_PROGRESS' as const, deletedAt: null };
+    // A job's webhook is fixed at submission: without one there is nothing to announce, so no transaction.
+    if (!hasWebhook) return (await this.db.job.updateMany({ where, data })).count > 0;
     const finished = await this.db.$transaction(async (tx) => {
-      const [row] = await tx.job.updateManyAndReturn({
-        where: { id, endpointId, workerId, status: 'IN_PROGRESS', deletedAt: null },
-        data: {
-          status: result.status,
-          output: result.output ?? Prisma.DbNull,
-          error: result.error ?? null,
-          completedAt: now,
-          timeoutAt: null,
-          resultsExpireAt: new Date(now.getTime() + retentionMs),
-        },
-      });
+      const [row] = await tx.job.updateManyAndReturn({ where, data });
       if (!row) return false;
       const event = jobFinishedOutboxRow(row, now);
       if (event) await writeOutbox(tx, [event]);

@@ -91,7 +91,7 @@ export class WorkerProtocolService {
           status: failed ? 'FAILED' : 'COMPLETED',
           output: 'output' in body ? toOptionalJson(body.output) : undefined,
           error: failed ? errorString(body.error) : undefined,
-        }, now, job.mode === 'runsync' ? JOB_LIMITS.resultRetention.runsync : JOB_LIMITS.resultRetention.run);
+        }, now, job.mode === 'runsync' ? JOB_LIMITS.resultRetention.runsync : JOB_LIMITS.resultRetention.run, job.webhook !== null);
         if (finished) {
           await this.workers.markBusy(endpoint.id, request.workerId, now);
           if (seen.managed) await this.endpointRows.resetStartFailures(endpoint.id); // it works: no more back-off
