@@ -5,6 +5,7 @@ export type RpcReply<T> = { ok: true; data: T } | { ok: false; error: ErrorBody 
 
 export function replyFromError(err: unknown, subject: string): RpcReply<never> {
   if (err instanceof RunplaneError) return { ok: false, error: err.toBody() };
+  if (isUnstorableText(err)) return { ok: false, error: UNSTORABLE_TEXT().toBody() };
   const status = httpStatusOf(err);
   if (status && status < 500) {
     const message = err instanceof Error ? err.message : String(err);
@@ -33,3 +34,14 @@ function httpStatusOf(err: unknown): number | undefined {
 export function viaJson<T>(value: T): T {
   return value === undefined ? value : (JSON.parse(JSON.stringify(value)) as T);
 }
+
+/**
+ * PostgreSQL refuses text it cannot store (a NUL character, SQLSTATE 22021 / 22P05). That is the
+ * caller's input, not a fault: the statement changed nothing, so it is a 400.
+ */
+export function isUnstorableText(err: unknown): boolean {
+  const message = err instanceof Error ? err.message : '';
+  return /Code: `(22021|22P05)`|invalid byte sequence for encoding|unsupported Unicode escape sequence/.test(message);
+}
+
+export const UNSTORABLE_TEXT = () => RunplaneError.badRequest('text values must not contain NUL (\\u0000) characters');

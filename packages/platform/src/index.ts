@@ -12,3 +12,4 @@ export * from './bootstrap/runtime.js';
 export * from './bootstrap/start.js';
 export * from './telemetry/index.js';
 export * from './testing/test-server.js';
+export * from './http/json-body.js';

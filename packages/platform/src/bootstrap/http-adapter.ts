@@ -3,6 +3,7 @@ import { FastifyAdapter } from '@nestjs/platform-fastify';
 import { JOB_LIMITS, RunplaneError } from '@runplane/contracts';
 import type { FastifyInstance } from 'fastify';
 import type { Logger } from 'pino';
+import { parseJsonBody } from '../http/json-body.js';
 
 /** The biggest body any route takes (runsync's 20 MB plus headroom); routes enforce their own. */
 export const MAX_BODY_BYTES = JOB_LIMITS.payloadBytes.runsync + 1024 * 1024;
@@ -25,15 +26,19 @@ export function configureFastify(fastify: FastifyInstance, logger: Logger, logRe
   // RunPod's worker SDK posts raw JSON as x-www-form-urlencoded and some clients send no
   // content-type at all: every body is parsed as JSON when it is JSON. An empty body is "no body".
   const parseJson = (_req: unknown, body: string, done: (err: Error | null, value?: unknown) => void) => {
-    if (body.trim() === '') return done(null, undefined);
     try {
-      done(null, JSON.parse(body));
-    } catch {
-      done(RunplaneError.badRequest('request body is not valid JSON'));
+      done(null, parseJsonBody(body));
+    } catch (err) {
+      done(err as Error);
     }
   };
   fastify.removeAllContentTypeParsers();
   fastify.addContentTypeParser('*', { parseAs: 'string' }, parseJson);
+
+  // A NUL character can be neither an id nor a stored value (PostgreSQL text refuses it).
+  fastify.addHook('onRequest', async (request) => {
+    if (/%00/i.test(request.url)) throw RunplaneError.badRequest('the URL must not contain NUL (%00) characters');
+  });
 
   // Unknown routes and errors raised before a handler runs (body parsing, limits) go through
   // Nest's handlers to the global HttpErrorFilter, which renders the contract's error body.

@@ -1,4 +1,5 @@
 import { HttpException } from '@nestjs/common';
+import { isUnstorableText, UNSTORABLE_TEXT } from '@runplane/bus';
 import { RunplaneError } from '@runplane/contracts';
 
 /** Fastify's own errors (body parsing, limits) mapped to what a client should read. */
@@ -17,6 +18,7 @@ const FASTIFY_ERRORS: Record<string, (err: { message: string }) => RunplaneError
  */
 export function toRunplaneError(err: unknown): { error: RunplaneError; unexpected: boolean } {
   if (err instanceof RunplaneError) return { error: err, unexpected: false };
+  if (isUnstorableText(err)) return { error: UNSTORABLE_TEXT(), unexpected: false };
   const code = (err as { code?: string })?.code;
   if (code && FASTIFY_ERRORS[code]) return { error: FASTIFY_ERRORS[code](err as Error), unexpected: false };
   if (err instanceof SyntaxError && 'body' in err) return { error: RunplaneError.badRequest('request body is not valid JSON'), unexpected: false };
