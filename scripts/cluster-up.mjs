@@ -12,6 +12,7 @@
 // clusters on different ports and namespaces do not touch each other's data.
 import { spawn, execFileSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
+import fs from 'node:fs';
 import http from 'node:http';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -38,8 +39,21 @@ const routes = [
 ];
 const dbName = (service) => `${namespace}_${service.replace(/-/g, '_')}`;
 
+// The vault's master key (production mode needs one): a local key file per namespace, kept with
+// the databases it encrypts (renewed by --fresh), unless RUNPLANE_MASTER_KEY(_FILE) is given.
+const masterKeyFile = path.join(root, '.runplane', `cluster-${namespace}.master.key`);
 if (values.fresh) {
   for (const s of services) execFileSync('psql', [`${pgBase}/postgres`, '-qc', `DROP DATABASE IF EXISTS ${dbName(s.name)} WITH (FORCE)`], { stdio: 'inherit' });
+  fs.rmSync(masterKeyFile, { force: true });
+}
+const masterKey = process.env.RUNPLANE_MASTER_KEY || process.env.RUNPLANE_MASTER_KEY_FILE ? {} : { RUNPLANE_MASTER_KEY_FILE: localMasterKey() };
+
+function localMasterKey() {
+  if (!fs.existsSync(masterKeyFile)) {
+    fs.mkdirSync(path.dirname(masterKeyFile), { recursive: true });
+    fs.writeFileSync(masterKeyFile, `${randomBytes(32).toString('base64')}\n`, { mode: 0o600, flag: 'wx' });
+  }
+  return masterKeyFile;
 }
 
 let stopping = false;
@@ -48,7 +62,7 @@ const children = services.map((s) => {
     ...process.env, NODE_ENV: 'production', NATS_URL: natsUrl, RUNPLANE_BUS_NAMESPACE: namespace,
     PORT: String(s.port), HOST: '127.0.0.1', RUNPLANE_PUBLIC_URL: `http://127.0.0.1:${gatewayPort}`,
     [`DATABASE_URL_${s.name.replace(/-/g, '_').toUpperCase()}`]: `${pgBase}/${dbName(s.name)}`,
-    ...(s.name === 'secrets-vault' ? { RUNPLANE_API_KEY: apiKey } : {}),
+    ...(s.name === 'secrets-vault' ? { RUNPLANE_API_KEY: apiKey, ...masterKey } : {}),
     // Webhook receivers of local tests listen on this machine; real clusters keep the default (off).
     ...(s.name === 'webhook-sender' ? { WEBHOOK_ALLOW_PRIVATE: process.env.WEBHOOK_ALLOW_PRIVATE ?? 'true' } : {}),
   };
