@@ -1,24 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import { Bus } from '@runplane/bus';
-import { RunplaneConfig } from '@runplane/platform';
-
-function intSetting(env: NodeJS.ProcessEnv, name: string, fallback: number, min: number, max: number): number {
-  const raw = env[name];
-  if (raw === undefined || raw === '') return fallback;
-  const value = Number(raw);
-  if (!Number.isInteger(value) || value < min || value > max) {
-    throw new Error(`invalid configuration: ${name} must be an integer from ${min} to ${max} (got ${JSON.stringify(raw)}). See docs/configuration.md.`);
-  }
-  return value;
-}
-
-function boolSetting(env: NodeJS.ProcessEnv, name: string, fallback: boolean): boolean {
-  const raw = env[name]?.trim().toLowerCase();
-  if (raw === undefined || raw === '') return fallback;
-  if (['1', 'true', 'yes', 'on'].includes(raw)) return true;
-  if (['0', 'false', 'no', 'off'].includes(raw)) return false;
-  throw new Error(`invalid configuration: ${name} must be true or false (got ${JSON.stringify(env[name])}). See docs/configuration.md.`);
-}
+import { boolSetting, environmentOf, intSetting, RunplaneConfig } from '@runplane/platform';
 
 /**
  * webhook-sender's settings (docs/configuration.md). The delivery rules come from the spec (2 more
@@ -43,7 +25,7 @@ export class WebhookSettings {
   readonly maxResponseBytes: number;
 
   constructor(config: RunplaneConfig, bus: Bus) {
-    const env = (config as RunplaneConfig & { raw?: NodeJS.ProcessEnv }).raw ?? process.env;
+    const env = environmentOf(config);
     this.allowPrivate = boolSetting(env, 'WEBHOOK_ALLOW_PRIVATE', bus.kind === 'in-process');
     this.maxAttempts = intSetting(env, 'WEBHOOK_MAX_ATTEMPTS', 3, 1, 20);
     this.retryDelayMs = intSetting(env, 'WEBHOOK_RETRY_DELAY_MS', 10_000, 10, 3_600_000);

@@ -19,7 +19,7 @@ describe('webhook-sender: restarts lose nothing', () => {
   let server: TestServer | undefined;
   /** The deliveries of a job, asked with this test's own admin key (the server keeps it across restarts). */
   const deliveries = async (jobId: string): Promise<WebhookDeliveryView[]> =>
-    (await fetch(`${server!.url}/v1/webhooks/deliveries?jobId=${jobId}`, { headers: { authorization: `Bearer ${env.RUNPLANE_API_KEY}` } })).json();
+    (await (await fetch(`${server!.url}/v1/webhooks/deliveries?jobId=${jobId}`, { headers: { authorization: `Bearer ${env.RUNPLANE_API_KEY}` } })).json()) as WebhookDeliveryView[];
   afterAll(async () => { await server?.stop(); await rx?.stop(); rmSync(dir, { recursive: true, force: true }); });
 
   it('delivers an event published while it was down, and continues a retry after a restart with the same webhook-id', async () => {
