@@ -1,3 +1,4 @@
+import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { NATS_URL, POSTGRES_URL, requireService, uniqueName } from '@runplane/test-support';
 import { databaseUrl, deleteNatsStreams, dropDatabases, natsResources, psqlQuery } from './support/infrastructure.js';
@@ -18,6 +19,7 @@ if (natsUp && postgresUp) {
     const namespace = runId.replace(/^runplane_/, '');
     const databases = Object.fromEntries(SERVICES.map((s) => [s, `${runId}_${s.replace(/-/g, '_')}`])) as Record<Service, string>;
     const workDir = tempDir('cluster');
+    const MASTER_KEY = randomBytes(32).toString('base64');
     const procs = {} as Record<Service, RunplaneProcess>;
     const urls = {} as Record<Service, string>;
 
@@ -31,6 +33,8 @@ if (natsUp && postgresUp) {
           [dbVar]: databaseUrl(POSTGRES_URL, databases[service]),
           // Only the vault knows the admin key: queue-api must ask it over the bus.
           RUNPLANE_API_KEY: service === 'secrets-vault' ? ADMIN_KEY : undefined,
+          // Production mode needs the vault's master key given (it never makes one up there).
+          RUNPLANE_MASTER_KEY: service === 'secrets-vault' ? MASTER_KEY : undefined,
           RUNPLANE_DATA_DIR: `${workDir}/unused-${service}`,
         }, workDir);
       }
