@@ -183,7 +183,7 @@ describe(`fuzz: ${COUNT} bad requests (seed ${SEED}) against a standalone server
     const server = startRunplane('fuzz', ['start'], {
       RUNPLANE_DATA_DIR: path.join(workDir, 'data'), RUNPLANE_API_KEY: ADMIN_KEY,
       // Reach the handlers: 429s would hide most of them (the limits have their own tests).
-      RUNPLANE_RATE_LIMITS: 'false',
+      RUNPLANE_RATE_LIMITS: 'false', RUNPLANE_MANAGEMENT_RATE_LIMIT: '0',
     }, workDir);
     url = (await server.waitForReady(60_000)).url;
     // Real ids so many requests get past "not found" into validation and state checks. The

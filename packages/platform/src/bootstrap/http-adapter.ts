@@ -4,6 +4,7 @@ import { JOB_LIMITS, RunplaneError } from '@runplane/contracts';
 import type { FastifyInstance } from 'fastify';
 import type { Logger } from 'pino';
 import { parseJsonBody } from '../http/json-body.js';
+import { installManagementRateLimit } from '../http/management-rate-limit.js';
 
 /** The biggest body any route takes (runsync's 20 MB plus headroom); routes enforce their own. */
 export const MAX_BODY_BYTES = JOB_LIMITS.payloadBytes.runsync + 1024 * 1024;
@@ -22,7 +23,7 @@ export function createHttpAdapter(): FastifyAdapter {
 }
 
 /** Fastify-level behaviour shared by every service: lenient JSON bodies and request logs. */
-export function configureFastify(fastify: FastifyInstance, logger: Logger, logRequests: boolean): void {
+export function configureFastify(fastify: FastifyInstance, logger: Logger, logRequests: boolean, managementRatePerWindow = 0): void {
   // RunPod's worker SDK posts raw JSON as x-www-form-urlencoded and some clients send no
   // content-type at all: every body is parsed as JSON when it is JSON. An empty body is "no body".
   const parseJson = (_req: unknown, body: string, done: (err: Error | null, value?: unknown) => void) => {
@@ -34,6 +35,8 @@ export function configureFastify(fastify: FastifyInstance, logger: Logger, logRe
   };
   fastify.removeAllContentTypeParsers();
   fastify.addContentTypeParser('*', { parseAs: 'string' }, parseJson);
+
+  installManagementRateLimit(fastify, managementRatePerWindow);
 
   // A NUL character can be neither an id nor a stored value (PostgreSQL text refuses it).
   fastify.addHook('onRequest', async (request) => {

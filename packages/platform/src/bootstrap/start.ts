@@ -70,7 +70,7 @@ export async function startRunplane(options: StartOptions): Promise<RunningServe
       createHttpAdapter(),
       { logger: new PinoNestLogger(logger.child({ component: 'nest' })), abortOnError: false, bodyParser: false },
     );
-    configureFastify(app.getHttpAdapter().getInstance() as unknown as FastifyInstance, logger, config.RUNPLANE_LOG_REQUESTS);
+    configureFastify(app.getHttpAdapter().getInstance() as unknown as FastifyInstance, logger, config.RUNPLANE_LOG_REQUESTS, config.RUNPLANE_MANAGEMENT_RATE_LIMIT);
     const validation = createValidationPipe();
     app.useGlobalFilters(new HttpErrorFilter(logger));
     app.useGlobalPipes(validation);

@@ -38,6 +38,12 @@ export class RunplaneConfig {
   /** Log every HTTP request (off by default: at thousands of requests per second it costs CPU). */
   @Transform(toBool) @IsBoolean() RUNPLANE_LOG_REQUESTS = false;
 
+  /**
+   * Requests per 10 s each API key may make to the management APIs (`/v1/...`, `/graphql`) on one
+   * instance; 0 turns the limit off (docs/limits.md).
+   */
+  @Transform(toInt) @IsInt() @Min(0) RUNPLANE_MANAGEMENT_RATE_LIMIT = 1000;
+
   /** How long a graceful shutdown may take before the process exits anyway. */
   @Transform(toInt) @IsInt() @Min(1000) RUNPLANE_SHUTDOWN_TIMEOUT_MS = 25_000;
 
