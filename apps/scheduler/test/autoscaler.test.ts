@@ -124,6 +124,27 @@ describe('autoscaler with a stand-in pod-rest', () => {
       expect((await nthStart(ep, 2)).slsVersion).toBe(2);
     });
 
+    scenario('a stopped worker still polling while it shuts down gets no job and does not come back as an external worker', async () => {
+      const ep = await endpoint({ workersMin: 0, workersMax: 1, scalerValue: 60, idleTimeout: 1 });
+      const first = `stop-1-${Date.now()}`;
+      await h.call(SchedulerRpc.submitJob, { ownerId: owner, endpointId: ep, jobId: first, mode: 'run', job: { input: {} } as never });
+      const s = await nthStart(ep, 1, 5000);
+      comeUp(ep, s.workerId); // keeps pinging after its stop, like a process finishing its last long poll
+      await h.call(SchedulerRpc.takeJobs, { endpointId: ep, workerId: s.workerId, batchSize: 1, waitMs: 5000 });
+      await h.call(SchedulerRpc.jobDone, { endpointId: ep, workerId: s.workerId, jobId: first, body: { output: 1 }, isStream: false });
+      await until(async () => stopped.includes(s.workerId), 10_000, 'idle worker stopped');
+      const next = `stop-2-${Date.now()}`;
+      await h.call(SchedulerRpc.submitJob, { ownerId: owner, endpointId: ep, jobId: next, mode: 'run', job: { input: {} } as never });
+      // Its process calls once more: nothing for it, and it is not counted as a worker.
+      expect((await h.call(SchedulerRpc.takeJobs, { endpointId: ep, workerId: s.workerId, batchSize: 1, waitMs: 0 })).jobs).toEqual([]);
+      expect((await health(ep)).workers).toMatchObject({ idle: 0, running: 0 });
+      // The job gets a new worker instead.
+      const second = await nthStart(ep, 2, 10_000);
+      expect(second.workerId).not.toBe(s.workerId);
+      comeUp(ep, second.workerId);
+      expect((await h.call(SchedulerRpc.takeJobs, { endpointId: ep, workerId: second.workerId, batchSize: 1, waitMs: 5000 })).jobs.map((j) => j.id)).toEqual([next]);
+    });
+
     scenario('a refused start backs off exponentially (crash loop), counted as throttled', async () => {
       const ep = await endpoint({ workersMin: 1, workersMax: 1 });
       refusing.add(ep);
@@ -178,6 +199,7 @@ describe('autoscaler with a stand-in pod-rest', () => {
     'scales from zero for a job at once, never for low-priority jobs, and stops idle workers',
     'rolling release: a new version replaces the idle worker',
     'a busy worker is never stopped; stopPod replaces a worker once it is free',
+    'a stopped worker still polling while it shuts down gets no job and does not come back as an external worker',
     'a refused start backs off exponentially (crash loop), counted as throttled',
     'pod-rest not answering is retried on later ticks without back-off',
     'a worker that never calls in is replaced after the start timeout',

@@ -10,7 +10,7 @@ import { JobChanges } from '../shared/job-changes.js';
 import { announce, leaseTtl } from '../timers/sweeper.service.js';
 import { Leadership } from '../timers/leadership.js';
 import { startBackoffMs } from '../workers/worker-liveness.service.js';
-import { WorkersRepository, type WorkerRow, type WorkerState } from '../workers/workers.repository.js';
+import { WorkersRepository, type WorkerRow } from '../workers/workers.repository.js';
 import { PublicUrl } from './public-url.js';
 import { decideScaling, type ScaleWorker, type WorkerStopReason } from './scaling-policy.js';
 import { gpuLabel, workerEnv } from './worker-env.js';
@@ -104,6 +104,7 @@ export class Autoscaler implements OnApplicationBootstrap, OnModuleDestroy {
       // Workers already on their way out, and workers of deleted endpoints.
       const leaving = new Map<string, WorkerRow[]>();
       for (const w of workers) {
+        if (w.state === 'stopped') continue; // already stopped: a tombstone
         if (w.state === 'stopping' || !byId.has(w.endpointId)) leaving.set(w.endpointId, [...(leaving.get(w.endpointId) ?? []), w]);
       }
       for (const [endpointId, list] of leaving) {
@@ -205,6 +206,7 @@ export class Autoscaler implements OnApplicationBootstrap, OnModuleDestroy {
    * not confirm is retried later.
    */
   private async stopWorker(w: WorkerRow, reason: WorkerStopReason | 'endpoint-gone-or-stopping', onlyIfIdle: boolean): Promise<void> {
+    if (w.state === 'stopped') return;
     const k = `${w.endpointId}\u0000${w.id}`;
     if ((this.stopRetryAt.get(k) ?? 0) > Date.now()) return;
     if (w.state !== 'stopping' && !(await this.workers.markStopping(w.endpointId, w.id, onlyIfIdle))) return; // got a job meanwhile
@@ -222,7 +224,11 @@ export class Autoscaler implements OnApplicationBootstrap, OnModuleDestroy {
     this.stopRetryAt.delete(k);
     const requeued = await this.jobs.requeueFromWorker(w.endpointId, w.id, new Date());
     announce(this.changes, requeued);
-    await this.workers.delete(w.endpointId, w.id);
+    // A managed worker's process may still poll while it shuts down (runpod-python finishes its open
+    // job-take first): its row stays as a tombstone so those calls get no job and do not bring it
+    // back as an external worker. External workers may legitimately return under the same id.
+    if (w.managed) await this.workers.markStopped(w.endpointId, w.id);
+    else await this.workers.delete(w.endpointId, w.id);
     if (w.managed) this.logger.info({ endpointId: w.endpointId, workerId: w.id, reason }, 'worker stopped');
   }
 
@@ -236,5 +242,5 @@ export class Autoscaler implements OnApplicationBootstrap, OnModuleDestroy {
 
 function toScaleWorker(w: WorkerRow, jobs: number, now: Date): ScaleWorker {
   const since = Math.max(w.lastBusyAt?.getTime() ?? 0, w.firstSeenAt?.getTime() ?? 0, w.createdAt.getTime());
-  return { id: w.id, managed: w.managed, state: w.state as WorkerState, jobs, idleMs: now.getTime() - since, version: w.version, stopRequested: w.stopRequested };
+  return { id: w.id, managed: w.managed, state: w.state as ScaleWorker['state'], jobs, idleMs: now.getTime() - since, version: w.version, stopRequested: w.stopRequested };
 }

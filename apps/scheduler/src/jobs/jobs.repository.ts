@@ -120,7 +120,8 @@ export class JobsRepository {
    * and every rescan locks further rows, handing out more than LIMIT jobs.
    */
   async claim(endpointId: string, workerId: string, limit: number, now: Date): Promise<JobRow[]> {
-    const { job, stop } = this.t;
+    const { job, stop, worker } = this.t;
+    // Never to a worker on its way out, whatever the caller last saw of it (its view may be cached).
     const claimed = await this.q<{ id: string }>(`
       WITH c AS (
         UPDATE ${job} SET status = 'IN_PROGRESS', "workerId" = $2, "startedAt" = $3::timestamp(3),
@@ -128,6 +129,7 @@ export class JobsRepository {
         WHERE id = ANY(ARRAY(
           SELECT id FROM ${job}
           WHERE "endpointId" = $1 AND status = 'IN_QUEUE' AND "deletedAt" IS NULL AND "expiresAt" > $3::timestamp(3)
+            AND NOT EXISTS (SELECT 1 FROM ${worker} w WHERE w."endpointId" = $1 AND w.id = $2 AND (w.state IN ('stopping', 'stopped') OR w."stopRequested"))
           ORDER BY "lowPriority", "createdAt", id
           LIMIT $4
           FOR UPDATE SKIP LOCKED))

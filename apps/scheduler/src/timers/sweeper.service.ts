@@ -11,6 +11,8 @@ import { Leadership } from './leadership.js';
 const CLEANUP_EVERY_MS = 60_000;
 /** External workers silent this long are forgotten (they stop counting as unhealthy in /health). */
 const FORGET_EXTERNAL_AFTER_MS = 5 * 60_000;
+/** A stopped worker's process polls for at most one long poll (30 s) after its stop: 2 minutes of silence is final. */
+const FORGET_STOPPED_AFTER_MS = 2 * 60_000;
 
 /**
  * The durable timers. Deadlines are columns (`timeoutAt`, `expiresAt`, `resultsExpireAt`,
@@ -72,6 +74,7 @@ export class Sweeper implements OnApplicationBootstrap, OnModuleDestroy {
         this.lastCleanup = now.getTime();
         await this.jobs.cleanup(now);
         await this.workers.forgetStaleExternal(now, FORGET_EXTERNAL_AFTER_MS);
+        await this.workers.forgetStopped(now, FORGET_STOPPED_AFTER_MS);
         await this.endpoints.forgetProcessedEvents(new Date(now.getTime() - 86_400_000));
       }
     } catch (err) {

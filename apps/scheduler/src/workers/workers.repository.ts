@@ -4,8 +4,12 @@ import { SchedulerTables } from '../shared/sql.js';
 
 export type WorkerRow = Worker;
 
-/** Stored worker states; health derives idle/running from the jobs a ready worker holds. */
-export type WorkerState = 'initializing' | 'ready' | 'unhealthy' | 'stopping';
+/**
+ * Stored worker states; health derives idle/running from the jobs a ready worker holds. `stopped`:
+ * a managed worker whose stop was sent; kept as a tombstone (never counted, never given a job) so
+ * that its process, which may still poll while it shuts down, cannot come back as an external worker.
+ */
+export type WorkerState = 'initializing' | 'ready' | 'unhealthy' | 'stopping' | 'stopped';
 
 export interface SeenWorker {
   state: WorkerState;
@@ -120,7 +124,18 @@ export class WorkersRepository {
   }
 
   async markAllStopping(endpointId: string): Promise<void> {
-    await this.db.worker.updateMany({ where: { endpointId }, data: { state: 'stopping' } });
+    await this.db.worker.updateMany({ where: { endpointId, state: { not: 'stopped' } }, data: { state: 'stopping' } });
+  }
+
+  /** A managed worker whose stop was sent: a tombstone until its process is silent (see WorkerState). */
+  async markStopped(endpointId: string, id: string): Promise<void> {
+    await this.db.worker.updateMany({ where: { endpointId, id }, data: { state: 'stopped', stopRequested: true } });
+  }
+
+  /** Tombstones of stopped workers whose process has not called for `afterMs`. */
+  async forgetStopped(now: Date, afterMs: number): Promise<void> {
+    const before = new Date(now.getTime() - afterMs);
+    await this.db.worker.deleteMany({ where: { state: 'stopped', OR: [{ lastSeenAt: { lt: before } }, { lastSeenAt: null, createdAt: { lt: before } }] } });
   }
 
   async delete(endpointId: string, id: string): Promise<void> {
