@@ -1,0 +1,30 @@
+#!/usr/bin/env node
+// A worker for the templates/secrets e2e suite, written with @runplane/worker-sdk. Job input:
+//   {"env": ["A", "B"]}          output {"A": <value or null>, ...}
+//   {"env_sha256": ["A"]}        output {"A": <hex SHA-256 of the value, or null>} (proves a
+//                                secret arrived without the value itself ever leaving the worker)
+//   {"wait_for_file": "/path"}   holds the job until the file exists (a job the test ends at will)
+// Keys combine; wait_for_file runs first.
+import { start } from '@runplane/worker-sdk';
+import { createHash } from 'node:crypto';
+import { existsSync } from 'node:fs';
+import { setTimeout as sleep } from 'node:timers/promises';
+
+start({
+  handler: async (job, { signal }) => {
+    const input = job.input ?? {};
+    if (typeof input.wait_for_file === 'string') {
+      while (!existsSync(input.wait_for_file)) {
+        if (signal.aborted) return { error: 'stopped while waiting' };
+        await sleep(50);
+      }
+    }
+    const out = {};
+    for (const name of input.env ?? []) out[name] = process.env[name] ?? null;
+    for (const name of input.env_sha256 ?? []) {
+      const value = process.env[name];
+      out[name] = value === undefined ? null : createHash('sha256').update(value).digest('hex');
+    }
+    return out;
+  },
+});
