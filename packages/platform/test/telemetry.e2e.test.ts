@@ -93,7 +93,11 @@ process.on('exit', () => {
 `;
 
 interface ProbeReport { sdkLoaded: boolean; hookLibLoaded: boolean; apiGlobals: string[]; handle: boolean }
-interface Scenario { exitCode: number | null; signal: NodeJS.Signals | null; submitStatus: number; submitBody: unknown; probe: ProbeReport; receiver: Receiver; output: string }
+interface Scenario {
+  exitCode: number | null; signal: NodeJS.Signals | null; submitStatus: number; submitBody: unknown; probe: ProbeReport; receiver: Receiver; output: string;
+  /** What must never appear in a span: the API key (sent as ?api_key= too) and a secret's value. */
+  confidential: string[]; secretStatus: number;
+}
 
 const dirs: string[] = [];
 
@@ -138,6 +142,13 @@ async function runScenario(otel: Record<string, string>): Promise<Scenario> {
       method: 'POST', headers: { authorization: `Bearer ${apiKey}`, 'content-type': 'application/json' }, body: JSON.stringify({ input: { x: 1 } }),
     });
     const submitBody: unknown = await res.json();
+    // A GraphQL call with the key in the query string, creating a secret.
+    const secretValue = `otel-secret-${randomBytes(12).toString('hex')}`;
+    const secret = await fetch(`${base}/graphql?api_key=${apiKey}`, {
+      method: 'POST', headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ query: `mutation { secretCreate(input: {name: "otel_${randomBytes(3).toString('hex')}", value: "${secretValue}"}) { id } }` }),
+    });
+    await secret.text();
 
     child.kill('SIGTERM');
     const timer = setTimeout(() => child.kill('SIGKILL'), 30_000);
@@ -145,7 +156,10 @@ async function runScenario(otel: Record<string, string>): Promise<Scenario> {
     clearTimeout(timer);
     const line = output.split('\n').find((l) => l.startsWith('OTEL-PROBE '));
     if (!line) throw new Error(`no probe report from the server:\n${output}`);
-    return { exitCode: code, signal, submitStatus: res.status, submitBody, probe: JSON.parse(line.slice('OTEL-PROBE '.length)) as ProbeReport, receiver, output };
+    return {
+      exitCode: code, signal, submitStatus: res.status, submitBody, probe: JSON.parse(line.slice('OTEL-PROBE '.length)) as ProbeReport, receiver, output,
+      confidential: [apiKey, secretValue], secretStatus: secret.status,
+    };
   } catch (err) {
     if (!done) child.kill('SIGKILL');
     await receiver.close();
@@ -242,6 +256,11 @@ describe('OpenTelemetry tracing (standalone server)', () => {
     expect(new Set(spans.map((x) => x.service))).toEqual(new Set(['runplane']));
     // Health probes are not traced (the test polled /readyz until the server was ready).
     expect(spans.filter((x) => x.attributes?.some((a) => String(a.value.stringValue ?? '').includes('/readyz')))).toEqual([]);
+
+    // Neither the API key (also sent as ?api_key=) nor a secret's value is in any exported span.
+    expect(s.secretStatus).toBe(200);
+    expect(spans.some((x) => attr(x.attributes, 'url.query') === 'api_key=REDACTED')).toBe(true);
+    for (const r of s.receiver.requests) for (const c of s.confidential) expect(r.body.includes(c)).toBe(false);
 
     const describeTrace = (traceId: string) => spans.filter((x) => x.traceId === traceId).map((x) => `${x.kind} ${x.scope} ${x.name} ${x.spanId}<-${x.parentSpanId ?? '-'}`).join('\n');
 

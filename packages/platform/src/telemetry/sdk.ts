@@ -1,4 +1,4 @@
-import { SDK_ENV_DEFAULTS, isUntracedPath, serviceNameFrom, tracingRequested } from './settings.js';
+import { REDACTED_QUERY_PARAMS, SDK_ENV_DEFAULTS, isUntracedPath, serviceNameFrom, tracingRequested } from './settings.js';
 
 /** What the running SDK leaves behind for shutdownTelemetry(). */
 interface TelemetryHandle {
@@ -54,6 +54,8 @@ export async function startTelemetry(): Promise<boolean> {
     instrumentations: [
       new HttpInstrumentation({
         ignoreIncomingRequestHook: (request) => isUntracedPath(request.url),
+        // GraphQL clients send their API key as ?api_key= (reference §5.1): never into url.query.
+        redactedQueryParamsServer: [...REDACTED_QUERY_PARAMS],
       }),
       // Prisma 7 reads its tracing helper from a global the instrumentation sets when enabled (no
       // module patching): spans for each operation and each SQL query, under the active span.

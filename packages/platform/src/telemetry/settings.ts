@@ -7,6 +7,11 @@ export const UNTRACED_PATHS: ReadonlySet<string> = new Set(['/healthz', '/readyz
 /** Service name reported when neither OTEL_SERVICE_NAME nor OTEL_RESOURCE_ATTRIBUTES names one. */
 export const DEFAULT_SERVICE_NAME = 'runplane';
 
+/** Query parameters whose values never reach a span: the instrumentation's own list plus `api_key`. */
+export const REDACTED_QUERY_PARAMS: readonly string[] = [
+  'api_key', 'sig', 'Signature', 'AWSAccessKeyId', 'X-Goog-Signature', 'X-Amz-Signature', 'X-Amz-Credential', 'X-Amz-Security-Token',
+];
+
 /**
  * SDK settings we default (unless the operator set them) so that turning tracing on sends traces
  * and nothing else: NodeSDK would otherwise also export metrics and logs over OTLP, and its
