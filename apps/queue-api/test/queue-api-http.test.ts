@@ -480,7 +480,8 @@ describe('queue-api HTTP routes (stand-in scheduler)', () => {
       sched.on('awaitJob', (r) => record(r.jobId, 'FAILED', { error: 'CUDA out of memory' }));
       const failed = await server.call('POST', '/v2/ep-o/openai/v1/completions', { prompt: 'x' });
       expect(failed.status).toBe(500);
-      expect(failed.body).toMatchObject({ code: 'JOB_FAILED', error: expect.stringContaining('CUDA out of memory') });
+      // OpenAI's error shape, which OpenAI SDKs turn into their APIError.
+      expect(failed.body).toEqual({ error: { code: 'JOB_FAILED', type: 'worker_error', param: null, message: expect.stringContaining('CUDA out of memory') } });
     });
 
     it('"stream": true relays the streamed strings unchanged as text/event-stream', async () => {

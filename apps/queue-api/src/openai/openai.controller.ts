@@ -1,8 +1,9 @@
-import { Body, Controller, Get, Param, Post, Req, Res, UseInterceptors } from '@nestjs/common';
+import { Body, Controller, Get, Param, Post, Req, Res, UseFilters, UseInterceptors } from '@nestjs/common';
 import { CurrentPrincipal, RequireAccess } from '@runplane/auth';
 import { RunplaneError, type Principal } from '@runplane/contracts';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { LimitedOperation, QueueLimitsInterceptor } from '../limits/queue-limits.interceptor.js';
+import { OpenAiErrorFilter } from './openai-error.filter.js';
 import { OpenAiService } from './openai.service.js';
 
 /** `/v1/...` after `/v2/{endpointId}/openai` (query excluded): the job's `openai_route`. */
@@ -18,6 +19,7 @@ function openAiRoute(url: string): string {
  */
 @Controller('v2/:endpointId/openai')
 @UseInterceptors(QueueLimitsInterceptor)
+@UseFilters(OpenAiErrorFilter)
 @LimitedOperation('openai')
 @RequireAccess('write')
 export class OpenAiController {

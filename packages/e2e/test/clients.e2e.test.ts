@@ -1,28 +1,32 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import path from 'node:path';
+import OpenAI from 'openai';
 import runpodSdk from 'runpod-sdk';
 import { ADMIN_KEY, REPO_ROOT, http, killAll, removeTempDir, sleep, startRunplane, tempDir } from './support/runplane-process.js';
 
 /**
- * The official RunPod JS client (npm `runpod-sdk`, pinned 1.1.2) against a standalone server, with
+ * Official clients users already have, pointed at a standalone Runplane: RunPod's JS client and
+ * OpenAI's. The RunPod JS client (npm `runpod-sdk`, pinned 1.1.2) against a standalone server, with
  * `baseUrl <server>/v2` as its users configure it, and a real managed worker: the example worker
  * (`examples/worker-echo`, written with @runplane/worker-sdk, which speaks the protocol exactly as
  * runpod-python does: raw key, form-labelled JSON bodies, `&`-appended parameters) started by the
  * local compute provider. Nothing is stubbed: client → queue-api → scheduler → worker and back.
  */
-describe('runpod-sdk (official JS client) against standalone Runplane', () => {
-  const workDir = tempDir('runpod-sdk');
+describe('official clients (runpod-sdk, openai) against standalone Runplane', () => {
+  const workDir = tempDir('clients');
   const worker = path.join(REPO_ROOT, 'examples/worker-echo/worker.mjs');
+  const openAiWorker = path.join(REPO_ROOT, 'examples/worker-openai/worker.mjs');
+  let openai: OpenAI;
   let url: string;
   let busy: Endpoint; // one warm worker
   let idle: Endpoint; // no workers: jobs stay queued
 
   type Endpoint = ReturnType<ReturnType<typeof runpodSdk>['endpoint']> & {};
 
-  async function createEndpoint(name: string, workers: number): Promise<string> {
+  async function createEndpoint(name: string, workers: number, script = worker): Promise<string> {
     const template = await http('POST', `${url}/v1/templates`, {
       key: ADMIN_KEY,
-      body: { name: `sdk-${name}-${Date.now()}`, imageName: 'runplane/worker-echo:1', isServerless: true, dockerStartCmd: ['node', worker] },
+      body: { name: `sdk-${name}-${Date.now()}`, imageName: 'runplane/worker-echo:1', isServerless: true, dockerStartCmd: ['node', script] },
     });
     expect(template.status).toBe(200);
     const endpoint = await http('POST', `${url}/v1/endpoints`, {
@@ -45,11 +49,13 @@ describe('runpod-sdk (official JS client) against standalone Runplane', () => {
   }
 
   beforeAll(async () => {
-    const server = startRunplane('runpod-sdk', ['start'], { RUNPLANE_DATA_DIR: path.join(workDir, 'data'), RUNPLANE_API_KEY: ADMIN_KEY }, workDir);
+    const server = startRunplane('clients', ['start'], { RUNPLANE_DATA_DIR: path.join(workDir, 'data'), RUNPLANE_API_KEY: ADMIN_KEY }, workDir);
     url = (await server.waitForReady(60_000)).url;
     const sdk = runpodSdk(ADMIN_KEY, { baseUrl: `${url}/v2` });
     busy = sdk.endpoint(await createEndpoint('busy', 1))!;
     idle = sdk.endpoint(await createEndpoint('idle', 0))!;
+    // OpenAI's client with base_url <server>/v2/<endpoint>/openai/v1, as RunPod documents it.
+    openai = new OpenAI({ apiKey: ADMIN_KEY, baseURL: `${url}/v2/${await createEndpoint('openai', 1, openAiWorker)}/openai/v1`, maxRetries: 0, timeout: 60_000 });
     // The first job waits for the worker process to start and call in.
     const warm = await quiet(() => busy.runSync({ input: { echo: 'warm' } }, 60_000));
     expect(warm.status).toBe('COMPLETED');
@@ -111,5 +117,43 @@ describe('runpod-sdk (official JS client) against standalone Runplane', () => {
     expect(health.workers.idle + health.workers.running).toBe(1);
     expect(health.jobs.completed).toBeGreaterThanOrEqual(5);
     expect(health.jobs.failed).toBe(1);
+  });
+
+  describe('openai (official OpenAI client) on /openai/v1', () => {
+    it('lists the models the worker serves', async () => {
+      const models = await openai.models.list();
+      expect(models.data.map((m) => m.id)).toEqual(['runplane-echo']);
+    });
+
+    it('completes a chat request', async () => {
+      const completion = await openai.chat.completions.create({ model: 'runplane-echo', messages: [{ role: 'user', content: 'hello there' }] });
+      expect(completion.object).toBe('chat.completion');
+      expect(completion.choices[0].message).toMatchObject({ role: 'assistant', content: 'You said: hello there' });
+      expect(completion.usage?.total_tokens).toBeGreaterThan(0);
+    });
+
+    it('streams a chat request chunk by chunk as it is generated', async () => {
+      const stream = await openai.chat.completions.create({ model: 'runplane-echo', stream: true, messages: [{ role: 'user', content: 'one two three four' }] });
+      const deltas: string[] = [];
+      const arrivals: number[] = [];
+      for await (const chunk of stream) {
+        deltas.push(chunk.choices[0]?.delta?.content ?? '');
+        arrivals.push(Date.now());
+      }
+      expect(deltas.join('')).toBe('You said: one two three four');
+      expect(deltas.filter(Boolean).length).toBeGreaterThanOrEqual(6); // word by word, not one blob
+      // Relayed as they came (the worker waits 20 ms per word), not buffered into one burst at the end.
+      expect(arrivals[arrivals.length - 1] - arrivals[0]).toBeGreaterThan(60);
+    });
+
+    it('answers errors in OpenAI\'s shape: a failed job, a wrong key', async () => {
+      const failed = await openai.embeddings.create({ model: 'runplane-echo', input: 'x' }).catch((e: unknown) => e);
+      expect(failed).toBeInstanceOf(OpenAI.InternalServerError);
+      expect(failed).toMatchObject({ status: 500, type: 'worker_error', code: 'JOB_FAILED', message: expect.stringMatching(/not supported by this worker/) });
+      const stranger = new OpenAI({ apiKey: 'not-a-key', baseURL: openai.baseURL, maxRetries: 0 });
+      const denied = await stranger.models.list().catch((e: unknown) => e);
+      expect(denied).toBeInstanceOf(OpenAI.AuthenticationError);
+      expect(denied).toMatchObject({ status: 401, type: 'authentication_error' });
+    });
   });
 });
