@@ -2,7 +2,9 @@ import { parseArgs } from 'node:util';
 import path from 'node:path';
 import { databaseUrlVariable, EmbeddedPostgres, embeddedTarget, migrateTarget, postgresTarget } from '@runplane/database';
 import { ConfigError, createLogger, loadConfig, startRunplane, type ServiceDescriptor } from '@runplane/platform';
-import { ADMIN_HELP, runAdminCommand } from './admin-commands.js';
+import { ADMIN_HELP, runAdminCommand } from './commands/admin.js';
+import { CLIENT_HELP } from './commands/common.js';
+import { QUEUE_HELP, runQueueCommand } from './commands/queue.js';
 import { ALL_SERVICES, serviceByName } from './services.js';
 
 const HELP = `runplane — self-hosted, RunPod-compatible serverless platform
@@ -12,7 +14,9 @@ Usage:
                                       and in-process bus unless NATS_URL / DATABASE_URL are set)
   runplane start --service <name>     one service (cluster mode: needs NATS_URL and its DATABASE_URL)
   runplane migrate [--service <name>] apply database migrations and exit
+${QUEUE_HELP}
 ${ADMIN_HELP}
+${CLIENT_HELP}
   runplane --help
 
 Services: ${Object.keys(ALL_SERVICES).join(', ')}
@@ -23,6 +27,8 @@ async function main(argv: string[]): Promise<number> {
     service: { type: 'string', short: 's' }, help: { type: 'boolean', short: 'h' },
     url: { type: 'string' }, key: { type: 'string' }, name: { type: 'string' }, scope: { type: 'string' },
     user: { type: 'string' }, endpoint: { type: 'string' }, json: { type: 'boolean' },
+    template: { type: 'string' }, 'workers-min': { type: 'string' }, 'workers-max': { type: 'string' },
+    input: { type: 'string' }, async: { type: 'boolean' }, wait: { type: 'string' },
   } });
   const command = positionals[0];
   if (values.help || !command) {
@@ -33,6 +39,7 @@ async function main(argv: string[]): Promise<number> {
   if (command === 'start') return start(services, !values.service);
   if (command === 'migrate') return migrate(services);
   if (command === 'keys' || command === 'users') return runAdminCommand(command, positionals.slice(1), values);
+  if (command === 'endpoints' || command === 'jobs') return runQueueCommand(command, positionals.slice(1), values);
   process.stderr.write(`unknown command "${command}"\n\n${HELP}\n`);
   return 1;
 }

@@ -1,8 +1,10 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { execFile } from 'node:child_process';
 import path from 'node:path';
+import { promisify } from 'node:util';
 import OpenAI from 'openai';
 import runpodSdk from 'runpod-sdk';
-import { ADMIN_KEY, REPO_ROOT, http, killAll, removeTempDir, sleep, startRunplane, tempDir } from './support/runplane-process.js';
+import { ADMIN_KEY, CLI, REPO_ROOT, http, killAll, removeTempDir, sleep, startRunplane, tempDir } from './support/runplane-process.js';
 
 /**
  * Official clients users already have, pointed at a standalone Runplane: RunPod's JS client and
@@ -19,6 +21,7 @@ describe('official clients (runpod-sdk, openai) against standalone Runplane', ()
   let openai: OpenAI;
   let url: string;
   let busy: Endpoint; // one warm worker
+  let busyId: string;
   let idle: Endpoint; // no workers: jobs stay queued
 
   type Endpoint = ReturnType<ReturnType<typeof runpodSdk>['endpoint']> & {};
@@ -52,7 +55,8 @@ describe('official clients (runpod-sdk, openai) against standalone Runplane', ()
     const server = startRunplane('clients', ['start'], { RUNPLANE_DATA_DIR: path.join(workDir, 'data'), RUNPLANE_API_KEY: ADMIN_KEY }, workDir);
     url = (await server.waitForReady(60_000)).url;
     const sdk = runpodSdk(ADMIN_KEY, { baseUrl: `${url}/v2` });
-    busy = sdk.endpoint(await createEndpoint('busy', 1))!;
+    busyId = await createEndpoint('busy', 1);
+    busy = sdk.endpoint(busyId)!;
     idle = sdk.endpoint(await createEndpoint('idle', 0))!;
     // OpenAI's client with base_url <server>/v2/<endpoint>/openai/v1, as RunPod documents it.
     openai = new OpenAI({ apiKey: ADMIN_KEY, baseURL: `${url}/v2/${await createEndpoint('openai', 1, openAiWorker)}/openai/v1`, maxRetries: 0, timeout: 60_000 });
@@ -154,6 +158,58 @@ describe('official clients (runpod-sdk, openai) against standalone Runplane', ()
       const denied = await stranger.models.list().catch((e: unknown) => e);
       expect(denied).toBeInstanceOf(OpenAI.AuthenticationError);
       expect(denied).toMatchObject({ status: 401, type: 'authentication_error' });
+    });
+  });
+
+  describe('runplane CLI (typed client) against the same server', () => {
+    const run = promisify(execFile);
+    /** Runs the CLI; resolves with its exit code and output whatever the code. */
+    async function cli(...args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
+      try {
+        const { stdout, stderr } = await run(process.execPath, [CLI, ...args], { env: { ...process.env, RUNPLANE_URL: url, RUNPLANE_API_KEY: ADMIN_KEY }, timeout: 60_000 });
+        return { code: 0, stdout, stderr };
+      } catch (err) {
+        const e = err as { code: number; stdout: string; stderr: string };
+        return { code: e.code, stdout: e.stdout, stderr: e.stderr };
+      }
+    }
+
+    it('creates and lists endpoints', async () => {
+      const templateId = (await http('GET', `${url}/v1/endpoints/${busyId}`, { key: ADMIN_KEY })).body.templateId;
+      const created = await cli('endpoints', 'create', '--name', 'from-cli', '--template', templateId, '--workers-max', '0', '--json');
+      expect(created.code).toBe(0);
+      const endpoint = JSON.parse(created.stdout);
+      expect(endpoint).toMatchObject({ name: 'from-cli', templateId, workersMin: 0, workersMax: 0 });
+      const listed = await cli('endpoints', 'list');
+      expect(listed.stdout).toMatch(new RegExp(`${endpoint.id}\\s+${templateId}\\s+0\\.\\.0`));
+    });
+
+    it('runs a job and waits for its result; --async prints the id; status and cancel', async () => {
+      const done = await cli('jobs', 'run', busyId, '--input', '{"echo": {"via": "cli"}}', '--json');
+      expect(done.code).toBe(0);
+      expect(JSON.parse(done.stdout)).toMatchObject({ status: 'COMPLETED', output: { via: 'cli' } });
+      const failed = await cli('jobs', 'run', busyId, '--input', '{"fail": "nope"}');
+      expect(failed).toMatchObject({ code: 2, stdout: expect.stringMatching(/FAILED\n {2}delay \d+ ms, execution \d+ ms\n {2}error: nope/) });
+
+      const queued = await cli('jobs', 'run', busyId, '--input', '{"sleep_ms": 3000}', '--async');
+      const jobId = queued.stdout.trim();
+      expect(jobId).toMatch(/^[\w-]{16,}$/);
+      expect((await cli('jobs', 'status', busyId, jobId, '--json')).stdout).toMatch(/"status": "(IN_QUEUE|IN_PROGRESS)"/);
+      expect((await cli('jobs', 'cancel', busyId, jobId)).stdout.trim()).toBe(`${jobId} CANCELLED`);
+    });
+
+    it('streams a job\'s chunks one JSON line each', async () => {
+      const { id } = await busy.run({ input: { stream: 3, interval_ms: 100 } });
+      const streamed = await cli('jobs', 'stream', busyId, id);
+      expect(streamed.code).toBe(0);
+      expect(streamed.stdout.trim().split('\n').map((l) => JSON.parse(l))).toEqual([{ i: 0 }, { i: 1 }, { i: 2 }]);
+      expect(streamed.stderr).toContain(`job ${id} COMPLETED`);
+    });
+
+    it('says clearly what is wrong: bad input, unknown endpoint, unreachable server', async () => {
+      expect(await cli('jobs', 'run', busyId, '--input', 'not json')).toMatchObject({ code: 1, stderr: expect.stringMatching(/--input must be JSON/) });
+      expect(await cli('jobs', 'status', busyId, 'no-such-job')).toMatchObject({ code: 1, stderr: expect.stringMatching(/404: job no-such-job not found/) });
+      expect(await cli('endpoints', 'list', '--url', 'http://127.0.0.1:9')).toMatchObject({ code: 1, stderr: expect.stringMatching(/cannot reach http:\/\/127.0.0.1:9/) });
     });
   });
 });
