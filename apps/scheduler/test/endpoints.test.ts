@@ -103,6 +103,16 @@ describe('endpoints over the bus', () => {
     expect((await h.call(SchedulerRpc.getEndpoint, { ownerId: OWNER, endpointId: id })).version).toBe(3);
   });
 
+  it('releaseTemplate applies the rolling release at once; the event carrying the same id later changes nothing', async () => {
+    h.templates.add('tpl-release');
+    const id = await h.endpoint({ templateId: 'tpl-release' });
+    expect(await h.call(SchedulerRpc.releaseTemplate, { templateId: 'tpl-release', eventId: 'evt-release-1' })).toEqual({ ok: true });
+    expect((await h.call(SchedulerRpc.getEndpoint, { ownerId: OWNER, endpointId: id })).version).toBe(2);
+    await h.server.app.get(EndpointsService, { strict: false }).templateUpdated('tpl-release', 'evt-release-1'); // the event arrives
+    expect((await h.call(SchedulerRpc.getEndpoint, { ownerId: OWNER, endpointId: id })).version).toBe(2);
+    await expect(h.call(SchedulerRpc.releaseTemplate, { templateId: 'tpl-release' } as never)).rejects.toMatchObject({ status: 400 });
+  });
+
   it('delete removes queued jobs, cancels running ones (their workers are told), and stops its workers', async () => {
     const ep = await h.endpoint();
     const running = await h.submit(ep);

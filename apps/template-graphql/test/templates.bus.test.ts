@@ -20,6 +20,7 @@ describe('template-graphql: TemplateRpc over the bus', () => {
   const endpointUsage = new Map<string, number>();
   const podUsage = new Map<string, TemplatePodUsage>();
   let schedulerDown = false;
+  const releases: Array<{ templateId: string; eventId: string }> = [];
 
   beforeAll(async () => {
     server = await startTestServer([templateGraphqlService]);
@@ -34,6 +35,7 @@ describe('template-graphql: TemplateRpc over the bus', () => {
       return { endpoints: endpointUsage.get(templateId) ?? 0 };
     });
     await server.bus.serve(PodRpc.templateUsage, async ({ templateId }) => podUsage.get(templateId) ?? { pods: 0, lastUsedAt: null });
+    await server.bus.serve(SchedulerRpc.releaseTemplate, async (req) => { releases.push(req); return { ok: true as const }; });
   }, 60_000);
   afterAll(async () => { await consumer?.stop(); await server?.stop(); });
   afterEach(() => { jest.restoreAllMocks(); });
@@ -113,6 +115,8 @@ describe('template-graphql: TemplateRpc over the bus', () => {
     expect(await db.outboxEvent.count()).toBe(0);
     await waitForEvents(1);
     expect(events.map((e) => e.payload)).toEqual([{ templateId: t.id, ownerId: ALICE }]);
+    // The scheduler was also asked to apply the release before the answer, under the event's id.
+    expect(releases).toContainEqual({ templateId: t.id, eventId: events[0].id });
 
     // Nothing actually changes: no event (no needless rolling release).
     const same = await server.bus.request(TemplateRpc.update, { ownerId: ALICE, templateId: t.id, changes: { env: { B: '2' }, name: t.name } });

@@ -2,7 +2,7 @@ import { Controller } from '@nestjs/common';
 import { Ctx, Payload } from '@nestjs/microservices';
 import { BusContext, OnEvent, OnRpc } from '@runplane/bus';
 import {
-  CreateEndpointRequest, EndpointScopedRequest, OwnedRequest, SchedulerRpc, TemplateEvents, TemplateUpdatedEvent, TemplateUsageRequest, UpdateEndpointRequest,
+  CreateEndpointRequest, EndpointScopedRequest, OwnedRequest, SchedulerRpc, TemplateEvents, TemplateReleaseRequest, TemplateUpdatedEvent, TemplateUsageRequest, UpdateEndpointRequest,
 } from '@runplane/contracts';
 import { EndpointsService } from './endpoints.service.js';
 
@@ -39,6 +39,13 @@ export class EndpointsBusController {
   @OnRpc(SchedulerRpc.templateUsage)
   templateUsage(@Payload() request: TemplateUsageRequest) {
     return this.endpoints.templateUsage(request);
+  }
+
+  /** The same rolling release, asked for directly by template-graphql before it answers an update. */
+  @OnRpc(SchedulerRpc.releaseTemplate)
+  async releaseTemplate(@Payload() request: TemplateReleaseRequest) {
+    await this.endpoints.templateUpdated(request.templateId, request.eventId);
+    return { ok: true as const };
   }
 
   /** Rolling release: every endpoint on the template gets a new version, once per event. */

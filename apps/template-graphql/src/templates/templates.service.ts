@@ -1,5 +1,7 @@
-import { Injectable } from '@nestjs/common';
-import { RunplaneError, TemplateEvents, type Ack, type Template, type TemplateCreateDto, type TemplateUpdateDto, type TemplateUpdatedEvent } from '@runplane/contracts';
+import { Inject, Injectable } from '@nestjs/common';
+import { Bus } from '@runplane/bus';
+import { LOGGER, type Logger } from '@runplane/platform';
+import { RunplaneError, SchedulerRpc, TemplateEvents, type Ack, type Template, type TemplateCreateDto, type TemplateUpdateDto, type TemplateUpdatedEvent } from '@runplane/contracts';
 import { isDeepStrictEqual } from 'node:util';
 import { OutboxRelay } from '@runplane/database';
 import { newTemplateId } from './template-ids.js';
@@ -43,7 +45,13 @@ const nameTaken = (name: string) => RunplaneError.conflict(`a template named "${
 /** Templates: what a worker or Pod runs. Readable by their owner (and by anyone when public), changed only by the owner. */
 @Injectable()
 export class TemplatesService {
-  constructor(private readonly templates: TemplatesRepository, private readonly relay: OutboxRelay, private readonly usage: TemplateUsage) {}
+  constructor(
+    private readonly templates: TemplatesRepository,
+    private readonly relay: OutboxRelay,
+    private readonly usage: TemplateUsage,
+    private readonly bus: Bus,
+    @Inject(LOGGER) private readonly logger: Logger,
+  ) {}
 
   async create(ownerId: string, input: TemplateCreateDto): Promise<Template> {
     const d = TEMPLATE_DEFAULTS;
@@ -110,9 +118,12 @@ export class TemplatesService {
     const row = await this.templates.updateOwned(ownerId, id, changes, event);
     if (row === NAME_TAKEN) throw nameTaken(String(changes.name));
     if (!row) throw notFound(id); // deleted meanwhile
-    // Published before the reply, so the caller's next read already sees its effects as far as the
-    // bus allows (the rolling release starts at once); if this fails the outbox still has it.
+    // Published before the reply; if that fails the outbox still has it. The scheduler also applies
+    // the release directly (once per event id), so the caller's next read of an endpoint already
+    // shows its new version; if it does not answer in time, the event does it a little later.
     await this.relay.publishNow(event);
+    await this.bus.request(SchedulerRpc.releaseTemplate, { templateId: id, eventId: event.id }, { timeoutMs: 5000 })
+      .catch((err: unknown) => this.logger.warn({ templateId: id, err: String(err) }, 'rolling release not confirmed by the scheduler; the template.updated event will apply it'));
     return toTemplate(row);
   }
 

@@ -145,6 +145,16 @@ export interface TemplateUsageResponse {
 }
 
 /**
+ * A template changed: the rolling release of every endpoint on it, applied at once by
+ * template-graphql before it answers the update (so the caller's next read sees the new version).
+ * Keyed by the id of the `template.updated` event that also carries it, so it happens once.
+ */
+export class TemplateReleaseRequest {
+  @IsString() @IsNotEmpty() templateId!: string;
+  @IsString() @IsNotEmpty() eventId!: string;
+}
+
+/**
  * Request/reply operations answered by the scheduler, which owns endpoints and jobs: their state
  * machine, durable timers, dispatch to workers, worker liveness.
  */
@@ -172,6 +182,7 @@ export const SchedulerRpc = {
   updateEndpoint: defineRpc<UpdateEndpointRequest, Endpoint>('scheduler', 'endpoints.update', UpdateEndpointRequest),
   deleteEndpoint: defineRpc<EndpointScopedRequest, Ack>('scheduler', 'endpoints.delete', EndpointScopedRequest),
   templateUsage: defineRpc<TemplateUsageRequest, TemplateUsageResponse>('scheduler', 'endpoints.template-usage', TemplateUsageRequest),
+  releaseTemplate: defineRpc<TemplateReleaseRequest, Ack>('scheduler', 'endpoints.release-template', TemplateReleaseRequest),
 } as const;
 
 export const SchedulerSignals = {
