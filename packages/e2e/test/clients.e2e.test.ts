@@ -191,11 +191,12 @@ describe('official clients (runpod-sdk, openai) against standalone Runplane', ()
       const failed = await cli('jobs', 'run', busyId, '--input', '{"fail": "nope"}');
       expect(failed).toMatchObject({ code: 2, stdout: expect.stringMatching(/FAILED\n {2}delay \d+ ms, execution \d+ ms\n {2}error: nope/) });
 
-      const queued = await cli('jobs', 'run', busyId, '--input', '{"sleep_ms": 3000}', '--async');
+      // On the endpoint without workers the job stays queued until it is cancelled.
+      const queued = await cli('jobs', 'run', idle.endpointId, '--input', '{"echo": 1}', '--async');
       const jobId = queued.stdout.trim();
       expect(jobId).toMatch(/^[\w-]{16,}$/);
-      expect((await cli('jobs', 'status', busyId, jobId, '--json')).stdout).toMatch(/"status": "(IN_QUEUE|IN_PROGRESS)"/);
-      expect((await cli('jobs', 'cancel', busyId, jobId)).stdout.trim()).toBe(`${jobId} CANCELLED`);
+      expect(JSON.parse((await cli('jobs', 'status', idle.endpointId, jobId, '--json')).stdout)).toMatchObject({ id: jobId, status: 'IN_QUEUE' });
+      expect((await cli('jobs', 'cancel', idle.endpointId, jobId)).stdout.trim()).toBe(`${jobId} CANCELLED`);
     });
 
     it('streams a job\'s chunks one JSON line each', async () => {
