@@ -42,6 +42,9 @@ class FakeScheduler {
       this.endpoints.set(e.id, e);
       return e;
     });
+    // template-graphql asks these when a template is deleted or updated.
+    await server.bus.serve(SchedulerRpc.templateUsage, async ({ templateId }) => ({ endpoints: [...this.endpoints.values()].filter((e) => e.templateId === templateId).length }));
+    await server.bus.serve(SchedulerRpc.releaseTemplate, async () => ({ ok: true as const }));
     await server.bus.serve(SchedulerRpc.deleteEndpoint, async ({ ownerId, endpointId }) => {
       this.owned(ownerId, endpointId);
       this.endpoints.delete(endpointId);
@@ -161,6 +164,15 @@ describe('pod-rest REST v1 /v1/templates and /v1/endpoints', () => {
       expectError(await server.call('DELETE', `/v1/templates/${t.id}`), 404);
     });
 
+    it('DELETE of a template an endpoint uses is 409 saying so, and the template stays', async () => {
+      const t = await createTemplate();
+      await server.call('POST', '/v1/endpoints', { templateId: t.id });
+      const res = await server.call('DELETE', `/v1/templates/${t.id}`);
+      expectError(res, 409);
+      expect(res.body).toMatchObject({ code: 'TEMPLATE_IN_USE', error: expect.stringContaining('in use by 1 serverless endpoint') });
+      expect((await server.call('GET', `/v1/templates/${t.id}`)).status).toBe(200);
+    });
+
     it('needs a user key: none, a wrong one and a worker key are 401', async () => {
       expectError(await server.call('GET', '/v1/templates', undefined, { authorization: '' }), 401);
       expectError(await server.call('GET', '/v1/templates', undefined, { authorization: 'Bearer wrong' }), 401);
@@ -221,9 +233,10 @@ describe('pod-rest REST v1 /v1/templates and /v1/endpoints', () => {
     });
 
     it('an endpoint whose template is gone is returned without one', async () => {
+      // (The template was deleted before the endpoint referred to it: a delete racing an endpoint create.)
       const t = await createTemplate();
-      const e = (await server.call('POST', '/v1/endpoints', { templateId: t.id })).body as Endpoint;
       expect((await server.call('DELETE', `/v1/templates/${t.id}`)).status).toBe(204);
+      const e = (await server.call('POST', '/v1/endpoints', { templateId: t.id })).body as Endpoint;
       const got = await server.call('GET', `/v1/endpoints/${e.id}?includeTemplate=true`);
       expect(got).toMatchObject({ status: 200, body: e });
       expect(got.body).not.toHaveProperty('template');
