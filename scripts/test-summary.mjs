@@ -99,6 +99,17 @@ const countedTasks = new Set();
 
 for (const step of steps) {
   const log = readLog(step.file);
+  // The doc test is a plain script with its own last line: "doc-test: N passed, M failed".
+  const docTest = /doc-test: (\d+) passed, (\d+) failed/.exec(log);
+  if (docTest) {
+    const [ok, bad] = [Number(docTest[1]), Number(docTest[2])];
+    passed += ok;
+    failed += bad;
+    perPackage.push(`${'doc-test (README, examples)'.padEnd(28)} ${String(ok).padStart(4)} passed ${String(bad).padStart(3)} failed`);
+    if (bad || step.rc !== 0) problems.push(`${step.name}: ${bad} command(s) of the README or examples failed (see "FAIL" above)`);
+    if (step.rc !== 0 && !bad) failed += 1;
+    continue;
+  }
   const summary = turboSummary(log);
   removeSummary(log);
   const jest = jestResults(log);

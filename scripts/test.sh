@@ -64,9 +64,21 @@ else
   rc_e2e=1
 fi
 
+# 4) The commands the README and the examples give, against a fresh standalone server.
+step_started=$SECONDS
+if [ "$rc_build" -eq 0 ]; then
+  section "doc test (README and examples, scripts/doc-test.mjs)"
+  node scripts/doc-test.mjs 2>&1 | tee "$LOG_DIR/docs.log"
+  rc_docs=${PIPESTATUS[0]}
+  echo "(step took $((SECONDS - step_started)) s)"
+else
+  rc_docs=1
+fi
+
 section "summary (npm test took $((SECONDS - started)) s)"
 node scripts/test-summary.mjs --report \
   --skip-dir "$SKIP_DIR" --timings "$TIMINGS_FILE" \
   --step "build=$rc_build=$LOG_DIR/build.log" \
   --step "packages=$rc_packages=$LOG_DIR/packages.log" \
-  --step "e2e=$rc_e2e=$LOG_DIR/e2e.log"
+  --step "e2e=$rc_e2e=$LOG_DIR/e2e.log" \
+  --step "docs=$rc_docs=$LOG_DIR/docs.log"
