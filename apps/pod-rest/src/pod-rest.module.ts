@@ -5,7 +5,10 @@ import { ComputeModule } from './compute/compute.module.js';
 import { EndpointsController } from './endpoints/endpoints.controller.js';
 import { EndpointsService } from './endpoints/endpoints.service.js';
 import { PrismaClient } from './generated/prisma/client.js';
+import { PodViews } from './pods/pod-view.js';
+import { PodsController } from './pods/pods.controller.js';
 import { PodsRepository } from './pods/pods.repository.js';
+import { PodsService } from './pods/pods.service.js';
 import { SecretEnv } from './secrets/secret-env.js';
 import { TemplateUsageBusController } from './templates/template-usage.bus-controller.js';
 import { TemplateUsageService } from './templates/template-usage.service.js';
@@ -16,10 +19,10 @@ import { WorkersService } from './workers/workers.service.js';
 
 export const POD_REST_MIGRATIONS = fileURLToPath(new URL('../prisma/migrations', import.meta.url));
 
-/** pod-rest serves the RunPod REST v1 API: Pods, endpoints and templates. Its behaviour arrives with its issue; for now it owns and migrates its database. */
+/** pod-rest serves the RunPod REST v1 API: Pods, endpoints and templates; it runs Pods (serverless workers included) on its compute provider. */
 @Module({
   imports: [DatabaseModule.forService({ service: 'pod-rest', client: PrismaClient, migrationsDir: POD_REST_MIGRATIONS }), ComputeModule],
-  controllers: [WorkersBusController, TemplatesController, EndpointsController, TemplateUsageBusController],
-  providers: [WorkersService, PodsRepository, TemplatesService, EndpointsService, SecretEnv, TemplateUsageService],
+  controllers: [WorkersBusController, TemplatesController, EndpointsController, TemplateUsageBusController, PodsController],
+  providers: [WorkersService, PodsRepository, TemplatesService, EndpointsService, SecretEnv, TemplateUsageService, PodsService, PodViews],
 })
 export class PodRestModule {}

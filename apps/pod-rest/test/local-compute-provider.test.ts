@@ -31,11 +31,20 @@ describe('LocalComputeProvider', () => {
 
   it('runs entrypoint + command with PATH/HOME and the spec env only, and keeps stdout/stderr as logs', async () => {
     newProvider();
-    const handle = await provider.start(spec({ RUNPOD_POD_ID: 'w-env', TEMPLATE_VAR: 'a b' }));
-    expect(handle).toEqual({ ref: expect.any(String), pid: expect.any(Number), startedAt: expect.any(Date) });
+    const handle = await provider.start(spec({ RUNPOD_POD_ID: 'w-env', TEMPLATE_VAR: 'a b', SHARED: 'plain' }, {
+      secretEnv: { API_TOKEN: 's3cret', SHARED: 'secret wins' }, ports: ['8888/http', '22/tcp'],
+    }));
+    // Placement: this host, its address, each port on itself (a process binds host ports directly).
+    expect(handle).toEqual({
+      ref: expect.any(String), pid: expect.any(Number), startedAt: expect.any(Date),
+      machineId: provider.host.id, publicIp: expect.stringMatching(/^\d+\.\d+\.\d+\.\d+$/), portMappings: { 8888: 8888, 22: 22 },
+    });
+    expect(provider.defaultMachineId()).toBe(provider.host.id);
     const { env } = await stdoutJson(handle.ref);
     expect(env.RUNPOD_POD_ID).toBe('w-env');
     expect(env.TEMPLATE_VAR).toBe('a b');
+    expect(env.API_TOKEN).toBe('s3cret');
+    expect(env.SHARED).toBe('secret wins');
     expect(env.PATH).toBe(process.env.PATH);
     expect(env.RUNPLANE_TEST_SERVER_SECRET).toBeUndefined();
     const logs = await waitFor(async () => {

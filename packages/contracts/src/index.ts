@@ -7,6 +7,7 @@ export * from './auth/index.js';
 export * from './jobs/index.js';
 export * from './endpoints/index.js';
 export * from './templates/index.js';
+export * from './pods/index.js';
 export * from './secrets/index.js';
 export * from './workers/index.js';
 export * from './bus/index.js';

@@ -5,7 +5,33 @@
  * opaque `ref` so that a provider backed by a remote API fits the same shape.
  */
 
-/** What to run. Provider-neutral: the local provider runs argv, Kubernetes would run the image. */
+/** Hardware of a workload: enforced by Kubernetes (requests/limits), recorded locally. */
+export interface WorkloadResources {
+  vcpuCount?: number;
+  memoryInGb?: number;
+  gpuCount?: number;
+  /** Extended resource name of the GPUs (default `nvidia.com/gpu`). */
+  gpuResource?: string;
+  gpuTypeId?: string | null;
+  /** Kubernetes node selector of the GPU type (catalogue `nodeSelector`). */
+  gpuNodeSelector?: Record<string, string>;
+}
+
+/** Disks of a workload (spec Pod: container disk wiped on restart, volume kept, network volume shared). */
+export interface WorkloadDisks {
+  containerDiskInGb?: number;
+  volumeInGb?: number;
+  volumeMountPath?: string;
+  /** An operator-provisioned volume (Kubernetes: an existing PersistentVolumeClaim). */
+  networkVolume?: { id: string; claimName: string; mountPath: string };
+  /**
+   * The Runplane Pod whose volume outlives this workload (its later runs mount it again) until
+   * `deleteVolume(key)`; absent for serverless workers, whose volume is scratch space.
+   */
+  persistentKey?: string;
+}
+
+/** What to run. Provider-neutral: the local provider runs argv, Kubernetes runs the image. */
 export interface WorkloadSpec {
   /** The Pod id; unique among the provider's workloads. */
   id: string;
@@ -15,13 +41,32 @@ export interface WorkloadSpec {
   entrypoint: string[];
   /** Overrides the image CMD; empty means the image's. */
   command: string[];
-  /** The workload's own environment (template env and worker protocol variables). Values may be secret. */
+  /** The workload's own environment (template env and worker protocol variables), not secret. */
   env: Record<string, string>;
+  /**
+   * Variables whose values are secret (resolved `{{ RUNPOD_SECRET_* }}` references, the worker
+   * key): a Kubernetes Secret referenced by the container, never inline in its definition; merged
+   * into the environment of a local process. Win over `env`.
+   */
+  secretEnv?: Record<string, string>;
+  /** Exposed ports, `<port>/<http|tcp>`. */
+  ports?: string[];
+  resources?: WorkloadResources;
+  disks?: WorkloadDisks;
   /** Identifying metadata (endpoint id, owner...): Kubernetes labels, log fields locally. Never secret. */
   labels?: Record<string, string>;
 }
 
-export interface WorkloadHandle {
+/** Where a running workload can be reached (spec Pod: empty until it has initialised). */
+export interface WorkloadPlacement {
+  /** Host machine (local: this host's name; Kubernetes: the node). */
+  machineId?: string;
+  publicIp?: string | null;
+  /** Internal port → public port. */
+  portMappings?: Record<string, number>;
+}
+
+export interface WorkloadHandle extends WorkloadPlacement {
   /** The provider's reference, passed back to stop/status/logs (stored on the Pod as `computeRef`). */
   ref: string;
   /** OS process id, when the provider runs processes. */
@@ -29,9 +74,10 @@ export interface WorkloadHandle {
   startedAt: Date;
 }
 
-export type WorkloadState = 'running' | 'stopping' | 'exited';
+/** `pending`: accepted, not running yet (Kubernetes: scheduling, pulling the image). */
+export type WorkloadState = 'pending' | 'running' | 'stopping' | 'exited';
 
-export interface WorkloadStatus {
+export interface WorkloadStatus extends WorkloadPlacement {
   ref: string;
   state: WorkloadState;
   pid?: number;
@@ -44,6 +90,20 @@ export interface WorkloadStatus {
   signal: string | null;
   /** True when the exit followed a stop() request (rather than the workload ending by itself). */
   stopRequested: boolean;
+  /** Why it is not running, when the provider knows (Kubernetes: `ImagePullBackOff: ...`, `OOMKilled`). */
+  reason?: string;
+}
+
+/** Facts about a host machine the provider can see (the rest comes from the catalogue). */
+export interface MachineFacts {
+  id: string;
+  cpuModel: string;
+  cpuCount: number;
+  threadsPerCore: number;
+  memoryInGb: number | null;
+  gpus: Array<{ name: string; memoryInGb: number | null }>;
+  location?: string;
+  dataCenterId?: string;
 }
 
 export interface StopOptions {
@@ -63,6 +123,7 @@ export interface LogsOptions {
 }
 
 export type ExitListener = (status: WorkloadStatus) => void;
+export type StatusListener = (status: WorkloadStatus) => void;
 
 export const DEFAULT_STOP_GRACE_MS = 10_000;
 
@@ -74,6 +135,7 @@ export class WorkloadStartError extends Error {
 /** Abstract class rather than interface so it can be the Nest injection token. */
 export abstract class ComputeProvider {
   abstract readonly kind: 'local' | 'kubernetes';
+  private readonly statusListeners = new Set<StatusListener>();
   /** Starts the workload; resolves once it runs (or rejects with WorkloadStartError). */
   abstract start(spec: WorkloadSpec): Promise<WorkloadHandle>;
   /**
@@ -92,4 +154,25 @@ export abstract class ComputeProvider {
    * and waited for; a provider whose workloads live elsewhere (Kubernetes) leaves them running.
    */
   abstract releaseAll(options?: StopOptions): Promise<void>;
+  /** The host `machineId` names, or null when this provider does not know it. */
+  abstract describeMachine(machineId: string): Promise<MachineFacts | null>;
+  /** The machine of a Pod that has not been placed yet: the local provider's only host; "" on Kubernetes. */
+  abstract defaultMachineId(): string;
+  /** The Pod is gone for good: its persistent volume (`disks.persistentKey`) is deleted. */
+  abstract deleteVolume(persistentKey: string): Promise<void>;
+
+  /**
+   * Changes of a workload short of its exit (Kubernetes: scheduled on a node, running with an IP,
+   * waiting on an image pull). A local process runs as soon as start() returns, so only exits matter there.
+   */
+  onStatus(listener: StatusListener): () => void {
+    this.statusListeners.add(listener);
+    return () => void this.statusListeners.delete(listener);
+  }
+
+  protected emitStatus(status: WorkloadStatus, onError: (err: unknown) => void): void {
+    for (const listener of this.statusListeners) {
+      try { listener(status); } catch (err) { onError(err); }
+    }
+  }
 }

@@ -4,8 +4,10 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { constants as osConstants } from 'node:os';
 import {
   ComputeProvider, DEFAULT_STOP_GRACE_MS, WorkloadStartError,
-  type ExitListener, type LogLine, type LogsOptions, type StopOptions, type WorkloadHandle, type WorkloadSpec, type WorkloadStatus,
+  type ExitListener, type LogLine, type LogsOptions, type MachineFacts, type StopOptions, type WorkloadHandle, type WorkloadPlacement,
+  type WorkloadSpec, type WorkloadStatus,
 } from './compute-provider.js';
+import { HostMachine } from './host-machine.js';
 import { LogRingBuffer, type LogRingBufferOptions } from './log-ring-buffer.js';
 
 /**
@@ -39,6 +41,7 @@ interface Workload {
   logs: LogRingBuffer;
   exited: Promise<WorkloadStatus>;
   labels: Record<string, string>;
+  placement: WorkloadPlacement;
 }
 
 /**
@@ -50,6 +53,8 @@ interface Workload {
 @Injectable()
 export class LocalComputeProvider extends ComputeProvider implements BeforeApplicationShutdown, OnApplicationShutdown {
   readonly kind = 'local' as const;
+  /** The only machine: this host. */
+  readonly host = new HostMachine();
   private readonly workloads = new Map<string, Workload>();
   private readonly exitedOrder: string[] = [];
   private readonly listeners = new Set<ExitListener>();
@@ -77,7 +82,7 @@ export class LocalComputeProvider extends ComputeProvider implements BeforeAppli
     if (existing && !existing.exitedAt) throw new WorkloadStartError(`workload ${spec.id} is already running`);
 
     const child = spawn(argv[0], argv.slice(1), {
-      env: { ...inheritedEnv(), ...spec.env },
+      env: { ...inheritedEnv(), ...spec.env, ...spec.secretEnv },
       cwd: this.options.cwd,
       stdio: ['ignore', 'pipe', 'pipe'],
       detached: true, // own process group: kill(-pid) reaches its children too
@@ -96,9 +101,12 @@ export class LocalComputeProvider extends ComputeProvider implements BeforeAppli
     const logs = new LogRingBuffer(this.options.logs);
     child.stdout!.on('data', (chunk: Buffer) => logs.write('stdout', chunk));
     child.stderr!.on('data', (chunk: Buffer) => logs.write('stderr', chunk));
+    // The process binds its ports on this host directly: each maps to itself.
+    const portMappings = Object.fromEntries((spec.ports ?? []).map((p) => Number.parseInt(p, 10)).filter((p) => p > 0).map((p) => [String(p), p]));
     const workload: Workload = {
       ref: spec.id, child, pid: child.pid!, startedAt: new Date(), exitCode: null, signal: null,
       stopRequested: false, logs, labels: spec.labels ?? {}, exited: undefined as unknown as Promise<WorkloadStatus>,
+      placement: { machineId: this.host.id, publicIp: this.host.publicIp(), portMappings },
     };
     workload.exited = new Promise((resolve) => {
       child.once('exit', (code, signal) => {
@@ -122,7 +130,7 @@ export class LocalComputeProvider extends ComputeProvider implements BeforeAppli
     this.workloads.set(spec.id, workload);
     // argv[0] only: arguments and env may carry keys.
     this.logger.info({ ...workload.labels, podId: spec.id, pid: workload.pid, command: argv[0], image: spec.image }, 'worker process started');
-    return { ref: spec.id, pid: workload.pid, startedAt: workload.startedAt };
+    return { ref: spec.id, pid: workload.pid, startedAt: workload.startedAt, ...workload.placement };
   }
 
   /** Bookkeeping of an ended workload: remembered for a while, listeners told. */
@@ -161,6 +169,17 @@ export class LocalComputeProvider extends ComputeProvider implements BeforeAppli
 
   async logs(ref: string, options: LogsOptions = {}): Promise<LogLine[]> {
     return this.workloads.get(ref)?.logs.read(options.tail) ?? [];
+  }
+
+  /** Local processes have no volumes of their own (volumeInGb is recorded only). */
+  async deleteVolume(): Promise<void> {}
+
+  defaultMachineId(): string {
+    return this.host.id;
+  }
+
+  async describeMachine(machineId: string): Promise<MachineFacts | null> {
+    return machineId === this.host.id ? this.host.describe() : null;
   }
 
   onExit(listener: ExitListener): () => void {
@@ -213,6 +232,7 @@ export class LocalComputeProvider extends ComputeProvider implements BeforeAppli
     return {
       ref: w.ref, pid: w.pid, startedAt: w.startedAt, exitedAt: w.exitedAt, exitCode: w.exitCode, signal: w.signal,
       stopRequested: w.stopRequested, state: w.exitedAt ? 'exited' : w.stopRequested ? 'stopping' : 'running',
+      ...(w.exitedAt ? {} : w.placement),
     };
   }
 

@@ -12,4 +12,17 @@ export const statusChange = {
     return `${why} (${how}): ${at.toISOString()}`;
   },
   lostOnRestart: (at: Date) => `Exited (its process did not survive a restart of the server): ${at.toISOString()}`,
+  // Pods of users (POST /v1/pods) rather than serverless workers.
+  podStarting: (at: Date) => `Starting: ${at.toISOString()}`,
+  podStarted: (at: Date) => `Started: ${at.toISOString()}`,
+  podPending: (reason: string, at: Date) => `Waiting (${reason}): ${at.toISOString()}`,
+  podRunningOn: (machineId: string, at: Date) => `Running on ${machineId}: ${at.toISOString()}`,
+  podNotStarted: (reason: string, at: Date) => `Not started (${reason}): ${at.toISOString()}`,
+  podStopping: (at: Date) => `Stopping: ${at.toISOString()}`,
+  podExited: (exit: { exitCode: number | null; signal: string | null; by: 'user' | 'server' | 'itself' | 'deletion'; reason?: string }, at: Date) => {
+    const how = [exit.signal ? `killed by ${exit.signal}` : `exit code ${exit.exitCode ?? 'unknown'}`, exit.reason].filter(Boolean).join(', ');
+    const why = { user: 'Stopped', server: 'Stopped with the server', itself: 'Exited', deletion: 'Terminated' }[exit.by];
+    return `${why} (${how}): ${at.toISOString()}`;
+  },
+  podTerminated: (at: Date) => `Terminated: ${at.toISOString()}`,
 };

@@ -23,16 +23,63 @@ export interface NewPod {
   /** The template's env only: never worker protocol variables or resolved secrets. */
   env: Record<string, string>;
   lastStatusChange: string;
-  lastStartedAt: Date;
+  lastStartedAt?: Date;
+  desiredStatus?: DesiredStatus;
+  computeType?: string;
+  cloudType?: string;
+  gpuCount?: number;
+  cpuFlavorId?: string | null;
+  vcpuCount?: number;
+  memoryInGb?: number;
+  interruptible?: boolean;
+  locked?: boolean;
+  volumeEncrypted?: boolean;
+  globalNetworking?: boolean;
+  containerRegistryAuthId?: string;
+  networkVolumeId?: string;
+  machineId?: string;
 }
 
 export interface PodChanges {
   desiredStatus?: DesiredStatus;
   lastStatusChange?: string;
-  computeRef?: string;
+  computeRef?: string | null;
   lastStartedAt?: Date;
   exitedAt?: Date | null;
   exitCode?: number | null;
+  runs?: number;
+  machineId?: string;
+  publicIp?: string | null;
+  portMappings?: Record<string, number>;
+  deletedAt?: Date;
+  // What a user may edit (PodUpdateInput).
+  name?: string;
+  image?: string;
+  dockerEntrypoint?: string[];
+  dockerStartCmd?: string[];
+  env?: Record<string, string>;
+  ports?: string[];
+  containerDiskInGb?: number;
+  volumeInGb?: number;
+  volumeMountPath?: string;
+  containerRegistryAuthId?: string | null;
+  locked?: boolean;
+  globalNetworking?: boolean;
+}
+
+/** Filters of `GET /v1/pods` (reference §4.1); all optional. */
+export interface PodFilter {
+  includeWorkers: boolean;
+  computeType?: string;
+  cpuFlavorIds?: string[];
+  desiredStatus?: DesiredStatus;
+  endpointId?: string;
+  gpuTypeIds?: string[];
+  id?: string;
+  imageName?: string;
+  name?: string;
+  networkVolumeId?: string;
+  templateId?: string;
 }
 
 /** Data access of Pods; the only place that knows the table. */
@@ -43,7 +90,7 @@ export class PodsRepository {
   /** Inserts the Pod; returns null when the id is taken (a retried or concurrent start). */
   async insert(pod: NewPod): Promise<PodRow | null> {
     try {
-      return await this.db.pod.create({ data: { ...pod, desiredStatus: 'RUNNING' } });
+      return await this.db.pod.create({ data: { desiredStatus: 'RUNNING', ...pod } });
     } catch (err) {
       if (err instanceof Prisma.PrismaClientKnownRequestError && err.code === 'P2002') return null;
       throw err;
@@ -57,6 +104,39 @@ export class PodsRepository {
   /** The owner's Pod, or null (another user's Pod is "not found" too). */
   findOwned(ownerId: string, id: string): Promise<PodRow | null> {
     return this.db.pod.findFirst({ where: { id, ownerId } });
+  }
+
+  /** The owner's Pod as the API shows it: not deleted; serverless workers only when asked for. */
+  findVisible(ownerId: string, id: string, includeWorkers = true): Promise<PodRow | null> {
+    return this.db.pod.findFirst({ where: { id, ownerId, deletedAt: null, ...(includeWorkers ? {} : { endpointId: null }) } });
+  }
+
+  /** The Pod whose current workload is `computeRef` (an older run's ref finds nothing). */
+  findByComputeRef(computeRef: string): Promise<PodRow | null> {
+    return this.db.pod.findFirst({ where: { computeRef } });
+  }
+
+  /** The owner's Pods, newest first, as `GET /v1/pods` filters them. */
+  list(ownerId: string, f: PodFilter): Promise<PodRow[]> {
+    return this.db.pod.findMany({
+      where: {
+        ownerId,
+        deletedAt: null,
+        ...(f.includeWorkers || f.endpointId ? {} : { endpointId: null }),
+        ...(f.endpointId ? { endpointId: f.endpointId } : {}),
+        ...(f.computeType ? { computeType: f.computeType } : {}),
+        ...(f.cpuFlavorIds?.length ? { cpuFlavorId: { in: f.cpuFlavorIds } } : {}),
+        ...(f.gpuTypeIds?.length ? { gpuTypeId: { in: f.gpuTypeIds } } : {}),
+        ...(f.desiredStatus ? { desiredStatus: f.desiredStatus } : {}),
+        ...(f.id ? { id: f.id } : {}),
+        ...(f.imageName ? { image: f.imageName } : {}),
+        ...(f.name ? { name: f.name } : {}),
+        ...(f.networkVolumeId ? { networkVolumeId: f.networkVolumeId } : {}),
+        ...(f.templateId ? { templateId: f.templateId } : {}),
+      },
+      orderBy: [{ createdAt: 'desc' }, { id: 'asc' }],
+      take: 1000,
+    });
   }
 
   /** Pods meant to be running on some compute workload (checked against the provider at start-up). */
@@ -87,5 +167,20 @@ export class PodsRepository {
 
   async update(id: string, changes: PodChanges): Promise<void> {
     await this.db.pod.updateMany({ where: { id }, data: changes });
+  }
+
+  /** Applies changes only while the Pod's workload is still `computeRef` (a later run wins); true when it did. */
+  async updateRun(id: string, computeRef: string, changes: PodChanges, onlyIfNotExited = false): Promise<boolean> {
+    const { count } = await this.db.pod.updateMany({ where: { id, computeRef, ...(onlyIfNotExited ? { exitedAt: null } : {}) }, data: changes });
+    return count > 0;
+  }
+
+  async reload(id: string): Promise<PodRow> {
+    return this.db.pod.findUniqueOrThrow({ where: { id } });
+  }
+
+  /** Deleted Pods are kept a day (template usage needs their last use for 2 minutes). */
+  async purgeDeleted(before: Date): Promise<void> {
+    await this.db.pod.deleteMany({ where: { deletedAt: { lt: before }, OR: [{ exitedAt: { not: null } }, { computeRef: null }] } });
   }
 }

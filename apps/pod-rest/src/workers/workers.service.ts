@@ -1,13 +1,17 @@
 import { Inject, Injectable, type BeforeApplicationShutdown, type OnApplicationBootstrap, type OnApplicationShutdown } from '@nestjs/common';
 import { Bus } from '@runplane/bus';
 import {
-  RunplaneError, TemplateRpc,
+  PodSignals, RunplaneError, TemplateRpc,
   type Ack, type StartWorkerRequest, type StartWorkerResponse, type StopWorkerRequest, type Template,
 } from '@runplane/contracts';
 import { LOGGER, type Logger } from '@runplane/platform';
+import type { Catalogue } from '../catalogue/catalogue.schema.js';
+import { CatalogueService } from '../catalogue/catalogue.service.js';
+import { sizePod } from '../catalogue/pricing.js';
 import { ComputeProvider, WorkloadStartError, type WorkloadStatus } from '../compute/compute-provider.js';
 import { statusChange } from '../pods/pod-status.js';
 import { PodsRepository, type PodRow } from '../pods/pods.repository.js';
+import { workloadSpec } from '../pods/workload-spec.js';
 import { SecretEnv } from '../secrets/secret-env.js';
 
 const MAX_POD_NAME = 191;
@@ -29,6 +33,7 @@ export class WorkersService implements OnApplicationBootstrap, BeforeApplication
     private readonly compute: ComputeProvider,
     private readonly bus: Bus,
     private readonly secretEnv: SecretEnv,
+    private readonly catalogue: CatalogueService,
     @Inject(LOGGER) private readonly logger: Logger,
   ) {
     this.unsubscribe = compute.onExit((status) => {
@@ -99,7 +104,7 @@ export class WorkersService implements OnApplicationBootstrap, BeforeApplication
     }
 
     const now = new Date();
-    const pod = await this.pods.insert(podFromTemplate(request, template, now));
+    const pod = await this.pods.insert(podFromTemplate(request, template, now, this.catalogue.get()));
     if (!pod) return this.alreadyStarted(await this.pods.findById(request.workerId), request);
 
     let templateEnv: Record<string, string>;
@@ -115,23 +120,22 @@ export class WorkersService implements OnApplicationBootstrap, BeforeApplication
 
     let handle;
     try {
-      handle = await this.compute.start({
-        id: pod.id,
-        image: template.imageName,
-        entrypoint: template.dockerEntrypoint,
-        command: template.dockerStartCmd,
-        // Worker protocol variables win over the template's (contract §4); secrets are resolved
-        // here only, for the process itself.
-        env: { ...templateEnv, ...request.env },
-        labels: { endpointId: request.endpointId, templateId: template.id },
-      });
+      // Worker protocol variables win over the template's (contract §4); secrets are resolved
+      // here only, for the workload itself.
+      handle = await this.compute.start(workloadSpec(pod, {
+        ref: pod.id, resolvedEnv: templateEnv, extraEnv: request.env, catalogue: this.catalogue.get(),
+        labels: { endpointId: request.endpointId, templateId: template.id, slsVersion: String(request.slsVersion), ownerId: request.ownerId },
+      }));
     } catch (err) {
       const reason = err instanceof WorkloadStartError ? err.message : 'internal error';
       await this.pods.update(pod.id, { desiredStatus: 'EXITED', lastStatusChange: statusChange.startFailed(reason, new Date()), exitedAt: new Date() });
       if (err instanceof WorkloadStartError) throw new RunplaneError(400, err.message, undefined, 'WORKER_START_FAILED');
       throw err;
     }
-    await this.pods.update(pod.id, { computeRef: handle.ref, lastStartedAt: handle.startedAt, lastStatusChange: statusChange.started(handle.startedAt) });
+    await this.pods.update(pod.id, {
+      computeRef: handle.ref, lastStartedAt: handle.startedAt, lastStatusChange: statusChange.started(handle.startedAt),
+      machineId: handle.machineId ?? '', publicIp: handle.publicIp ?? null, portMappings: handle.portMappings ?? {},
+    });
     this.logger.info({ podId: pod.id, endpointId: request.endpointId, slsVersion: request.slsVersion }, 'worker started');
     return { podId: pod.id };
   }
@@ -149,7 +153,7 @@ export class WorkersService implements OnApplicationBootstrap, BeforeApplication
     // The start may still be writing its own update; the exit must land after it.
     await this.starting.get(status.ref)?.catch(() => undefined);
     const pod = await this.pods.findById(status.ref);
-    if (!pod) return;
+    if (!pod?.endpointId) return; // not a worker: PodsService records the exits of Pods
     const terminated = pod.desiredStatus === 'TERMINATED';
     const at = status.exitedAt ?? new Date();
     await this.pods.update(pod.id, {
@@ -157,11 +161,22 @@ export class WorkersService implements OnApplicationBootstrap, BeforeApplication
       exitedAt: at,
       exitCode: status.exitCode,
       lastStatusChange: statusChange.exited({ ...status, terminated }, at),
+      publicIp: null,
+      portMappings: {},
     });
+    // Ended by itself (crash, exit): the scheduler counts it at once (crash-loop back-off).
+    if (!terminated && !status.stopRequested) {
+      await this.bus.signal(PodSignals.workerExited, { endpointId: pod.endpointId, workerId: pod.id, exitCode: status.exitCode }).catch(() => undefined);
+    }
   }
 }
 
-function podFromTemplate(request: StartWorkerRequest, template: Template, now: Date) {
+function podFromTemplate(request: StartWorkerRequest, template: Template, now: Date, catalogue: Catalogue) {
+  // Sized and priced like the endpoint's hardware; an endpoint may name any RunPod GPU (not strict).
+  const hardware = sizePod(catalogue, {
+    computeType: request.computeType, gpuTypeIds: request.gpuTypeId ? [request.gpuTypeId] : undefined, gpuCount: request.gpuCount,
+    vcpuCount: request.vcpuCount, cpuFlavorIds: request.cpuFlavorId ? [request.cpuFlavorId] : undefined,
+  }, false);
   return {
     id: request.workerId,
     ownerId: request.ownerId,
@@ -171,7 +186,12 @@ function podFromTemplate(request: StartWorkerRequest, template: Template, now: D
     endpointId: request.endpointId,
     aiApiId: request.endpointId,
     slsVersion: request.slsVersion,
-    gpuTypeId: request.gpuTypeId,
+    gpuTypeId: hardware.gpuTypeId ?? undefined,
+    computeType: hardware.computeType,
+    gpuCount: hardware.gpuCount,
+    cpuFlavorId: hardware.cpuFlavorId,
+    vcpuCount: hardware.vcpuCount,
+    memoryInGb: hardware.memoryInGb,
     dockerEntrypoint: template.dockerEntrypoint,
     dockerStartCmd: template.dockerStartCmd,
     ports: template.ports ?? [],

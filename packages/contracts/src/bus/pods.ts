@@ -1,5 +1,5 @@
-import { IsInt, IsNotEmpty, IsObject, IsOptional, IsString, Min } from 'class-validator';
-import { defineRpc } from './definitions.js';
+import { IsIn, IsInt, IsNotEmpty, IsObject, IsOptional, IsString, Max, Min } from 'class-validator';
+import { defineRpc, defineSignal } from './definitions.js';
 import { OwnedRequest, TemplateUsageRequest, type Ack } from './scheduler.js';
 
 /**
@@ -15,6 +15,11 @@ export class StartWorkerRequest extends OwnedRequest {
   /** RUNPOD_* variables of the worker protocol; merged over the template's env. */
   @IsObject() env!: Record<string, string>;
   @IsOptional() @IsString() gpuTypeId?: string;
+  /** The endpoint's hardware, so the worker Pod is sized and priced like one (catalogue) and gets its GPUs on Kubernetes. */
+  @IsOptional() @IsIn(['GPU', 'CPU']) computeType?: 'GPU' | 'CPU';
+  @IsOptional() @IsInt() @Min(1) @Max(16) gpuCount?: number;
+  @IsOptional() @IsInt() @Min(1) @Max(512) vcpuCount?: number;
+  @IsOptional() @IsString() cpuFlavorId?: string;
 }
 
 export class StopWorkerRequest extends OwnedRequest {
@@ -37,4 +42,19 @@ export const PodRpc = {
   startWorker: defineRpc<StartWorkerRequest, StartWorkerResponse>('pod-rest', 'workers.start', StartWorkerRequest),
   stopWorker: defineRpc<StopWorkerRequest, Ack>('pod-rest', 'workers.stop', StopWorkerRequest),
   templateUsage: defineRpc<TemplateUsageRequest, TemplatePodUsage>('pod-rest', 'pods.template-usage', TemplateUsageRequest),
+} as const;
+
+/**
+ * A serverless worker's workload ended without the scheduler asking (crash, `exit`, OOM kill), so
+ * the scheduler can count it at once instead of waiting for missed pings (crash-loop back-off).
+ * Best effort: a lost signal only delays detection until the pings are missed.
+ */
+export interface WorkerExitedSignal {
+  endpointId: string;
+  workerId: string;
+  exitCode: number | null;
+}
+
+export const PodSignals = {
+  workerExited: defineSignal<WorkerExitedSignal>('pod-rest.workers.exited'),
 } as const;

@@ -1,0 +1,366 @@
+import { Inject, Injectable, type BeforeApplicationShutdown, type OnApplicationBootstrap, type OnApplicationShutdown } from '@nestjs/common';
+import { Bus } from '@runplane/bus';
+import {
+  MAX_POD_NAME, PodCreateDto, PodUpdateDto, RunplaneError, TemplateRpc, type Pod, type Principal, type Template,
+} from '@runplane/contracts';
+import { LOGGER, type Logger } from '@runplane/platform';
+import { randomBytes } from 'node:crypto';
+import { CatalogueService } from '../catalogue/catalogue.service.js';
+import { sizePod } from '../catalogue/pricing.js';
+import { ComputeProvider, WorkloadStartError, type WorkloadStatus } from '../compute/compute-provider.js';
+import { declaredFields } from '../http/declared-fields.js';
+import { SecretEnv } from '../secrets/secret-env.js';
+import { PodRestSettings } from '../settings.js';
+import { statusChange } from './pod-status.js';
+import { PodViews, type PodIncludes } from './pod-view.js';
+import { PodsRepository, type PodChanges, type PodFilter, type PodRow } from './pods.repository.js';
+import { workloadSpec } from './workload-spec.js';
+
+/** Fields whose change alters what runs: a running Pod is restarted with them. */
+const RUNTIME_FIELDS = ['imageName', 'dockerEntrypoint', 'dockerStartCmd', 'env', 'ports', 'containerDiskInGb', 'volumeInGb', 'volumeMountPath', 'containerRegistryAuthId'] as const;
+const DAY_MS = 86_400_000;
+
+/**
+ * Pods of users (RunPod REST v1 `/v1/pods`, contract §6): created from an image or a template,
+ * started, stopped, restarted, reset, updated and deleted by their owner. Each run of a Pod is one
+ * workload of the compute provider, named `<podId>-<run>` so that the exit of an earlier run can
+ * never be taken for the current one. Serverless worker Pods are WorkersService's; here they are
+ * only read.
+ */
+@Injectable()
+export class PodsService implements OnApplicationBootstrap, BeforeApplicationShutdown, OnApplicationShutdown {
+  /** Actions per Pod run one after another on this instance (start while a stop is under way...). */
+  private readonly locks = new Map<string, Promise<unknown>>();
+  /** Workloads a user (or a deletion) stopped: their exit reads "Stopped", not "Stopped with the server". */
+  private readonly stoppedBy = new Map<string, 'user' | 'deletion'>();
+  private readonly writes = new Set<Promise<void>>();
+  private readonly unsubscribe: Array<() => void> = [];
+
+  constructor(
+    private readonly pods: PodsRepository,
+    private readonly compute: ComputeProvider,
+    private readonly bus: Bus,
+    private readonly secretEnv: SecretEnv,
+    private readonly catalogue: CatalogueService,
+    private readonly settings: PodRestSettings,
+    private readonly views: PodViews,
+    @Inject(LOGGER) private readonly logger: Logger,
+  ) {
+    this.unsubscribe.push(compute.onExit((status) => this.track(this.recordExit(status))));
+    this.unsubscribe.push(compute.onStatus((status) => this.track(this.recordStatus(status))));
+  }
+
+  async onApplicationBootstrap(): Promise<void> {
+    await this.pods.purgeDeleted(new Date(Date.now() - DAY_MS));
+  }
+
+  /** Local workloads end with the server (WorkersService releases them); their exits are recorded first. */
+  async beforeApplicationShutdown(): Promise<void> {
+    await this.compute.releaseAll();
+    await Promise.all([...this.writes]);
+  }
+
+  onApplicationShutdown(): void {
+    this.unsubscribe.forEach((u) => u());
+  }
+
+  // ---- reads ---------------------------------------------------------------------------------
+
+  async get(principal: Principal, podId: string, include: PodIncludes & { includeWorkers?: boolean }): Promise<Pod> {
+    const row = await this.pods.findVisible(principal.userId, podId, include.includeWorkers ?? false);
+    if (!row) throw podNotFound(podId);
+    return this.views.render(row, include);
+  }
+
+  async list(principal: Principal, filter: PodFilter, include: PodIncludes): Promise<Pod[]> {
+    return this.views.renderMany(await this.pods.list(principal.userId, filter), include);
+  }
+
+  // ---- writes --------------------------------------------------------------------------------
+
+  async create(principal: Principal, input: PodCreateDto): Promise<Pod> {
+    const body = declaredFields(PodCreateDto, input, []);
+    const template = body.templateId ? await this.template(principal, body.templateId) : undefined;
+    const image = body.imageName ?? template?.imageName;
+    if (!image) {
+      throw RunplaneError.badRequest('a Pod needs an image: give imageName, or a templateId whose image it runs', [{ path: 'imageName', message: 'imageName or templateId is required' }]);
+    }
+    const catalogue = this.catalogue.get();
+    if (body.networkVolumeId && !catalogue.networkVolumes.some((v) => v.id === body.networkVolumeId)) {
+      throw RunplaneError.badRequest(`network volume ${body.networkVolumeId} does not exist`, [{ path: 'networkVolumeId', message: 'unknown network volume' }]);
+    }
+    const hardware = sizePod(catalogue, body);
+    const env = { ...(template?.env ?? {}), ...(body.env ?? {}) };
+    await this.secretEnv.resolve(principal.userId, env); // an unknown secret is a 400 now, not a failed start later
+    const entrypoint = body.dockerEntrypoint ?? template?.dockerEntrypoint ?? [];
+    const command = body.dockerStartCmd ?? template?.dockerStartCmd ?? [];
+    this.checkRunnable(entrypoint, command, image);
+
+    const now = new Date();
+    const id = podId();
+    const row = await this.pods.insert({
+      id,
+      ownerId: principal.userId,
+      name: body.name ?? `pod-${id}`.slice(0, MAX_POD_NAME),
+      image,
+      templateId: template?.id,
+      gpuTypeId: hardware.gpuTypeId ?? undefined,
+      dockerEntrypoint: entrypoint,
+      dockerStartCmd: command,
+      ports: body.ports ?? template?.ports ?? [],
+      containerDiskInGb: body.containerDiskInGb ?? template?.containerDiskInGb ?? 50,
+      volumeInGb: body.volumeInGb ?? template?.volumeInGb ?? 20,
+      volumeMountPath: body.volumeMountPath ?? (template?.volumeMountPath || '/workspace'),
+      // The template's env with the Pod's own on top, as written: secret references stay references.
+      env,
+      lastStatusChange: statusChange.podStarting(now),
+      desiredStatus: 'RUNNING',
+      computeType: hardware.computeType,
+      cloudType: body.cloudType ?? 'SECURE',
+      gpuCount: hardware.gpuCount,
+      cpuFlavorId: hardware.cpuFlavorId,
+      vcpuCount: hardware.vcpuCount,
+      memoryInGb: hardware.memoryInGb,
+      interruptible: body.interruptible ?? false,
+      locked: body.locked ?? false,
+      volumeEncrypted: body.volumeEncrypted ?? false,
+      globalNetworking: body.globalNetworking ?? false,
+      containerRegistryAuthId: body.containerRegistryAuthId ?? template?.containerRegistryAuthId ?? undefined,
+      networkVolumeId: body.networkVolumeId,
+    });
+    if (!row) throw new RunplaneError(500, 'could not allocate a Pod id');
+    this.logger.info({ podId: id, ownerId: principal.userId, templateId: template?.id, image }, 'pod created');
+    return this.views.render(await this.exclusive(id, () => this.launch(row)));
+  }
+
+  async update(principal: Principal, podId: string, input: PodUpdateDto): Promise<Pod> {
+    return this.exclusive(podId, async () => {
+      const pod = await this.owned(principal, podId);
+      const body = declaredFields(PodUpdateDto, input, ['containerRegistryAuthId']);
+      const changes: PodChanges = {
+        name: body.name, image: body.imageName, dockerEntrypoint: body.dockerEntrypoint, dockerStartCmd: body.dockerStartCmd,
+        env: body.env, ports: body.ports, containerDiskInGb: body.containerDiskInGb, volumeInGb: body.volumeInGb,
+        volumeMountPath: body.volumeMountPath, containerRegistryAuthId: body.containerRegistryAuthId, locked: body.locked,
+        globalNetworking: body.globalNetworking,
+      };
+      for (const k of Object.keys(changes) as Array<keyof PodChanges>) if (changes[k] === undefined) delete changes[k];
+      const restart = RUNTIME_FIELDS.some((f) => body[f] !== undefined) && (await this.isRunning(pod));
+      if (restart && pod.locked && body.locked !== false) throw podLocked(pod.id, 'changed while it runs (the change restarts it)');
+      this.checkRunnable(changes.dockerEntrypoint ?? pod.dockerEntrypoint, changes.dockerStartCmd ?? pod.dockerStartCmd, changes.image ?? pod.image);
+      if (changes.env) await this.secretEnv.resolve(pod.ownerId, changes.env);
+      await this.pods.update(pod.id, changes);
+      let row = await this.pods.reload(pod.id);
+      // PodUpdateInput "potentially triggering a reset": the new settings take effect at once.
+      if (restart) {
+        await this.halt(row, 'user');
+        row = await this.launch(await this.pods.reload(pod.id));
+      }
+      return this.views.render(row);
+    });
+  }
+
+  async delete(principal: Principal, podId: string): Promise<void> {
+    await this.exclusive(podId, async () => {
+      const pod = await this.owned(principal, podId);
+      const now = new Date();
+      await this.pods.update(pod.id, { desiredStatus: 'TERMINATED', deletedAt: now, lastStatusChange: statusChange.podTerminated(now) });
+      await this.halt(pod, 'deletion');
+      this.logger.info({ podId: pod.id }, 'pod deleted');
+    });
+  }
+
+  async start(principal: Principal, podId: string): Promise<Pod> {
+    return this.exclusive(podId, async () => {
+      const pod = await this.owned(principal, podId);
+      if (await this.isRunning(pod)) return this.views.render(pod);
+      return this.views.render(await this.launch(pod));
+    });
+  }
+
+  async stop(principal: Principal, podId: string): Promise<Pod> {
+    return this.exclusive(podId, async () => {
+      const pod = await this.owned(principal, podId);
+      if (pod.locked) throw podLocked(pod.id, 'stopped');
+      const now = new Date();
+      if (pod.desiredStatus !== 'EXITED') await this.pods.update(pod.id, { desiredStatus: 'EXITED', lastStatusChange: statusChange.podStopping(now) });
+      await this.halt(pod, 'user');
+      return this.views.render(await this.pods.reload(pod.id));
+    });
+  }
+
+  /** Restart: the workload is stopped and a new one started from the Pod's settings. */
+  async restart(principal: Principal, podId: string): Promise<Pod> {
+    return this.exclusive(podId, async () => {
+      const pod = await this.owned(principal, podId);
+      await this.halt(pod, 'user');
+      return this.views.render(await this.launch(await this.pods.reload(pod.id)));
+    });
+  }
+
+  /** Reset: like restart, a fresh workload (container disk wiped), but refused while the Pod is locked (spec). */
+  async reset(principal: Principal, podId: string): Promise<Pod> {
+    return this.exclusive(podId, async () => {
+      const pod = await this.owned(principal, podId);
+      if (pod.locked) throw podLocked(pod.id, 'reset');
+      await this.halt(pod, 'user');
+      return this.views.render(await this.launch(await this.pods.reload(pod.id)));
+    });
+  }
+
+  // ---- workloads -----------------------------------------------------------------------------
+
+  /**
+   * Starts a new run of the Pod. The row names the new workload before it starts, so its exit
+   * (which may come at once) always finds it; what the start reports is written only while that
+   * run is still the Pod's. A start that fails leaves the Pod EXITED saying why, and the caller
+   * gets the Pod (RunPod answers a Pod whatever its state), except for the refusals of checkRunnable.
+   */
+  private async launch(pod: PodRow): Promise<PodRow> {
+    const now = new Date();
+    if (this.compute.kind === 'local' && !this.settings.localPodProcesses) {
+      await this.pods.update(pod.id, { desiredStatus: 'EXITED', lastStatusChange: statusChange.podNotStarted('this server does not run Pod processes: RUNPLANE_LOCAL_POD_PROCESSES=false', now), exitedAt: now });
+      return this.pods.reload(pod.id);
+    }
+    const run = pod.runs + 1;
+    const ref = `${pod.id}-${run}`;
+    await this.pods.update(pod.id, {
+      runs: run, computeRef: ref, desiredStatus: 'RUNNING', lastStatusChange: statusChange.podStarting(now),
+      exitedAt: null, exitCode: null, publicIp: null, portMappings: {}, machineId: '',
+    });
+    const row = await this.pods.reload(pod.id);
+    const fail = async (reason: string) => {
+      const at = new Date();
+      await this.pods.updateRun(pod.id, ref, { desiredStatus: 'EXITED', lastStatusChange: statusChange.startFailed(reason, at), exitedAt: at });
+    };
+    let resolved: Record<string, string>;
+    try {
+      // Resolved for the workload only (contract §8): never stored, logged or returned.
+      resolved = await this.secretEnv.resolve(pod.ownerId, (row.env ?? {}) as Record<string, string>);
+    } catch (err) {
+      const known = err instanceof RunplaneError && err.status < 500;
+      await fail(known ? err.message : 'its secrets could not be resolved');
+      return this.pods.reload(pod.id);
+    }
+    try {
+      const handle = await this.compute.start(workloadSpec(row, {
+        ref, resolvedEnv: resolved, extraEnv: { RUNPOD_POD_ID: pod.id }, catalogue: this.catalogue.get(),
+        labels: { podId: pod.id, ownerId: pod.ownerId, ...(pod.templateId ? { templateId: pod.templateId } : {}) },
+      }));
+      await this.pods.updateRun(pod.id, ref, {
+        lastStartedAt: handle.startedAt,
+        lastStatusChange: this.compute.kind === 'local' ? statusChange.podStarted(handle.startedAt) : statusChange.podStarting(handle.startedAt),
+        machineId: handle.machineId ?? '', publicIp: handle.publicIp ?? null, portMappings: handle.portMappings ?? {},
+      }, true);
+      this.logger.info({ podId: pod.id, ref, pid: handle.pid }, 'pod started');
+    } catch (err) {
+      if (!(err instanceof WorkloadStartError)) this.logger.error({ podId: pod.id, err: String(err) }, 'starting a pod failed');
+      await fail(err instanceof WorkloadStartError ? err.message : 'internal error');
+    }
+    return this.pods.reload(pod.id);
+  }
+
+  /** Stops the Pod's current workload, if any, and waits for its end (graceful, then forced). */
+  private async halt(pod: PodRow, by: 'user' | 'deletion'): Promise<void> {
+    if (!pod.computeRef || pod.endpointId) return;
+    const status = await this.compute.status(pod.computeRef);
+    if (!status || status.state === 'exited') return;
+    this.stoppedBy.set(pod.computeRef, by);
+    const ended = await this.compute.stop(pod.computeRef);
+    if (ended) await this.recordExit(ended); // idempotent with the listener's write
+  }
+
+  private async isRunning(pod: PodRow): Promise<boolean> {
+    if (!pod.computeRef || pod.desiredStatus !== 'RUNNING') return false;
+    const status = await this.compute.status(pod.computeRef);
+    return !!status && status.state !== 'exited';
+  }
+
+  private async recordExit(status: WorkloadStatus): Promise<void> {
+    const pod = await this.pods.findByComputeRef(status.ref);
+    if (!pod || pod.endpointId) return; // an older run, or a serverless worker (WorkersService records those)
+    const at = status.exitedAt ?? new Date();
+    const by = this.stoppedBy.get(status.ref) ?? (status.stopRequested ? 'server' : 'itself');
+    const done = await this.pods.updateRun(pod.id, status.ref, {
+      desiredStatus: pod.deletedAt ? 'TERMINATED' : 'EXITED',
+      exitedAt: at, exitCode: status.exitCode, publicIp: null, portMappings: {},
+      lastStatusChange: statusChange.podExited({ exitCode: status.exitCode, signal: status.signal, by, reason: status.reason }, at),
+    }, true);
+    if (done) this.stoppedBy.delete(status.ref);
+  }
+
+  /** Kubernetes: scheduled, running with an address, or waiting (image pull...). Workers' rows too. */
+  private async recordStatus(status: WorkloadStatus): Promise<void> {
+    if (status.state === 'exited') return;
+    const pod = await this.pods.findByComputeRef(status.ref);
+    if (!pod) return;
+    const now = new Date();
+    const changes: PodChanges = { machineId: status.machineId ?? pod.machineId, publicIp: status.publicIp ?? null, portMappings: status.portMappings ?? {} };
+    if (status.state === 'running' && status.machineId) changes.lastStatusChange = statusChange.podRunningOn(status.machineId, now);
+    else if (status.state === 'pending' && status.reason) changes.lastStatusChange = statusChange.podPending(status.reason, now);
+    await this.pods.updateRun(pod.id, status.ref, changes, true);
+  }
+
+  // ---- helpers -------------------------------------------------------------------------------
+
+  /** The local provider runs commands and pulls nothing: a Pod without one cannot run here. */
+  private checkRunnable(entrypoint: string[], command: string[], image: string): void {
+    if (this.compute.kind !== 'local' || !this.settings.localPodProcesses || entrypoint.length + command.length > 0) return;
+    throw new RunplaneError(400,
+      `nothing to run for image "${image}": the local compute provider runs dockerEntrypoint + dockerStartCmd and does not pull images; ` +
+      'set dockerStartCmd (e.g. ["node", "/abs/path/app.mjs"]), or use a template that has one',
+      [{ path: 'dockerStartCmd', message: 'must not be empty to run Pods locally' }], 'POD_COMMAND_MISSING');
+  }
+
+  /** The owner's Pod that they manage: another user's, a deleted or an unknown one is 404; a worker Pod is the autoscaler's. */
+  private async owned(principal: Principal, podId: string): Promise<PodRow> {
+    const pod = await this.pods.findVisible(principal.userId, podId);
+    if (!pod) throw podNotFound(podId);
+    if (pod.endpointId) {
+      throw RunplaneError.conflict(`pod ${podId} is a serverless worker of endpoint ${pod.endpointId}: its autoscaler starts and stops it (change the endpoint instead)`, 'POD_IS_WORKER');
+    }
+    return pod;
+  }
+
+  private async template(principal: Principal, templateId: string): Promise<Template> {
+    try {
+      return await this.bus.request(TemplateRpc.get, { ownerId: principal.userId, templateId });
+    } catch (err) {
+      if (err instanceof RunplaneError && err.status === 404) {
+        throw new RunplaneError(400, `template ${templateId} not found`, [{ path: 'templateId', message: 'unknown template' }], 'TEMPLATE_NOT_FOUND');
+      }
+      throw err;
+    }
+  }
+
+  private exclusive<T>(podId: string, work: () => Promise<T>): Promise<T> {
+    const previous = this.locks.get(podId) ?? Promise.resolve();
+    const next = previous.catch(() => undefined).then(work);
+    const tail = next.catch(() => undefined);
+    this.locks.set(podId, tail);
+    void tail.then(() => { if (this.locks.get(podId) === tail) this.locks.delete(podId); });
+    return next;
+  }
+
+  private track(write: Promise<void>): void {
+    const w = write.catch((err) => this.logger.error({ err: String(err) }, 'could not record a pod workload change')).finally(() => this.writes.delete(w));
+    this.writes.add(w);
+  }
+}
+
+function podNotFound(podId: string): RunplaneError {
+  return RunplaneError.notFound(`pod ${podId} not found`, 'POD_NOT_FOUND');
+}
+
+function podLocked(podId: string, what: string): RunplaneError {
+  return RunplaneError.conflict(`pod ${podId} is locked and cannot be ${what}: unlock it first (PATCH /v1/pods/${podId} {"locked": false})`, 'POD_LOCKED');
+}
+
+/** RunPod-style id: 14 lowercase letters and digits (also a valid Kubernetes name). */
+function podId(): string {
+  const alphabet = 'abcdefghijklmnopqrstuvwxyz0123456789';
+  let id = '';
+  while (id.length < 14) {
+    for (const b of randomBytes(16)) if (b < 252 && id.length < 14) id += alphabet[b % 36];
+  }
+  return id;
+}
