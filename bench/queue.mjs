@@ -3,6 +3,7 @@
 //
 //   node bench/queue.mjs [--mode standalone|cluster|both] [--jobs 2000] [--latency-jobs 500]
 //                        [--workers 2] [--concurrency 8] [--clients 32] [--profile-dir <dir>]
+//                        [--baseline <dir of another built checkout>]
 //
 // Per mode it starts a fresh server (standalone: `runplane start` on a temp data dir; cluster: the
 // six services on the local NATS + PostgreSQL through scripts/cluster-up.mjs, which also runs the
@@ -35,6 +36,9 @@ const { values: opts } = parseArgs({
     clients: { type: 'string', default: '32' },
     // e.g. --profile-dir /tmp/prof: the standalone server runs with --cpu-prof (open in Chrome DevTools)
     'profile-dir': { type: 'string' },
+    // Another checkout (built) to measure side by side: each mode runs against it too, and the
+    // table shows current/baseline ratios.
+    baseline: { type: 'string' },
   },
 });
 const config = {
@@ -85,7 +89,7 @@ function freePort() {
   });
 }
 
-async function startServer(mode) {
+async function startServer(mode, serverRoot = root) {
   const port = await freePort();
   const env = { ...process.env, RUNPLANE_API_KEY: apiKey, LOG_LEVEL: 'warn', HOST: '127.0.0.1' };
   for (const k of Object.keys(env)) if (/^(NATS_URL|DATABASE_URL.*)$/.test(k)) delete env[k];
@@ -94,11 +98,11 @@ async function startServer(mode) {
   if (mode === 'standalone') {
     dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'runplane-bench-'));
     const profile = opts['profile-dir'] ? ['--cpu-prof', `--cpu-prof-dir=${opts['profile-dir']}`] : [];
-    child = spawn(process.execPath, [...profile, path.join(root, 'packages/cli/bin/runplane.js'), 'start'],
+    child = spawn(process.execPath, [...profile, path.join(serverRoot, 'packages/cli/bin/runplane.js'), 'start'],
       { env: { ...env, PORT: String(port), RUNPLANE_DATA_DIR: dataDir }, stdio: ['ignore', 'pipe', 'pipe'], detached: true });
   } else {
     // Ports port+1..port+6 are the services; check they are free too (best effort).
-    child = spawn(process.execPath, [path.join(root, 'scripts/cluster-up.mjs'), '--port', String(port), '--fresh'],
+    child = spawn(process.execPath, [path.join(serverRoot, 'scripts/cluster-up.mjs'), '--port', String(port), '--fresh'],
       { env: { ...env, RUNPLANE_BUS_NAMESPACE: 'runplane_bench' }, stdio: ['ignore', 'pipe', 'pipe'], detached: true });
   }
   let log = '';
@@ -194,18 +198,20 @@ const results = {
   modes: {},
 };
 
-for (const mode of modes) {
-  process.stderr.write(`[bench] ${mode}: starting the server\n`);
-  const server = await startServer(mode);
+const runs = modes.flatMap((mode) => (opts.baseline ? [[mode, 'baseline', path.resolve(opts.baseline)], [mode, 'current', root]] : [[mode, 'current', root]]));
+for (const [mode, which, serverRoot] of runs) {
+  const label = opts.baseline ? `${mode} (${which})` : mode;
+  process.stderr.write(`[bench] ${label}: starting the server\n`);
+  const server = await startServer(mode, serverRoot);
   try {
     const endpoint = await createEndpoint(server.base);
-    process.stderr.write(`[bench] ${mode}: latency (${config.latencyJobs} sequential jobs)\n`);
+    process.stderr.write(`[bench] ${label}: latency (${config.latencyJobs} sequential jobs)\n`);
     const lat = await latency(server.base, endpoint);
-    process.stderr.write(`[bench] ${mode}: throughput (${config.jobs} jobs, ${config.clients} callers)\n`);
+    process.stderr.write(`[bench] ${label}: throughput (${config.jobs} jobs, ${config.clients} callers)\n`);
     const thr = await throughput(server.base, endpoint);
-    results.modes[mode] = { ...lat, throughput: thr };
+    results.modes[label] = { ...lat, throughput: thr };
   } catch (err) {
-    process.stderr.write(`[bench] ${mode} failed: ${err.stack}\n--- server log tail ---\n${server.log().slice(-3000)}\n`);
+    process.stderr.write(`[bench] ${label} failed: ${err.stack}\n--- server log tail ---\n${server.log().slice(-3000)}\n`);
     process.exitCode = 1;
   } finally {
     await server.stop();
@@ -221,6 +227,20 @@ const rows = Object.entries(results.modes).map(([mode, r]) => ({
   'round trip p50 ms': r.roundTrip.p50,
   'round trip p99 ms': r.roundTrip.p99,
 }));
+if (opts.baseline) {
+  for (const mode of modes) {
+    const [b, c] = [results.modes[`${mode} (baseline)`], results.modes[`${mode} (current)`]];
+    if (!b || !c) continue;
+    rows.push({
+      mode: `${mode}: current/baseline`,
+      'jobs/s': round(c.throughput.jobsPerSecond / b.throughput.jobsPerSecond),
+      'dispatch p50 ms': round(c.dispatch.p50 / b.dispatch.p50),
+      'dispatch p99 ms': round(c.dispatch.p99 / b.dispatch.p99),
+      'round trip p50 ms': round(c.roundTrip.p50 / b.roundTrip.p50),
+      'round trip p99 ms': round(c.roundTrip.p99 / b.roundTrip.p99),
+    });
+  }
+}
 console.table(rows);
 fs.mkdirSync(path.join(root, 'bench/results'), { recursive: true });
 const out = path.join(root, 'bench/results', `queue-${results.date.replace(/[:.]/g, '-')}.json`);

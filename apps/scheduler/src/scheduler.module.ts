@@ -7,6 +7,7 @@ import { Autoscaler } from './autoscaler/autoscaler.service.js';
 import { PublicUrl } from './autoscaler/public-url.js';
 import { EndpointsBusController } from './endpoints/endpoints.bus-controller.js';
 import { EndpointsRepository } from './endpoints/endpoints.repository.js';
+import { EndpointCache } from './endpoints/endpoint-cache.js';
 import { EndpointsService } from './endpoints/endpoints.service.js';
 import { PrismaClient } from './generated/prisma/client.js';
 import { JobsBusController } from './jobs/jobs.bus-controller.js';
@@ -35,7 +36,7 @@ export const SCHEDULER_MIGRATIONS = fileURLToPath(new URL('../prisma/migrations'
   controllers: [JobsBusController, WorkersBusController, EndpointsBusController],
   providers: [
     SchedulerSettings, SchedulerTables, JobChanges,
-    EndpointsRepository, JobsRepository, WorkersRepository, LeaseRepository,
+    EndpointsRepository, EndpointCache, JobsRepository, WorkersRepository, LeaseRepository,
     EndpointsService, JobsService, WorkerProtocolService, WorkerLiveness,
     Leadership, Sweeper, PublicUrl, Autoscaler,
     outboxRelayProvider({ service: 'scheduler', client: PrismaClient, events: [JobEvents.finished], logger: LOGGER }),

@@ -9,6 +9,7 @@ import { JobsRepository } from '../jobs/jobs.repository.js';
 import { JobChanges, ANY_JOB } from '../shared/job-changes.js';
 import { shortId } from '../shared/ids.js';
 import { WorkersRepository } from '../workers/workers.repository.js';
+import { EndpointCache } from './endpoint-cache.js';
 import { toEndpoint } from './endpoint-view.js';
 import { EndpointsRepository, type EndpointChanges, type EndpointRow } from './endpoints.repository.js';
 
@@ -20,6 +21,7 @@ const RELEASE_FIELDS = ['templateId', 'gpuTypeIds', 'gpuCount', 'cpuFlavorIds', 
 export class EndpointsService {
   constructor(
     private readonly endpoints: EndpointsRepository,
+    private readonly cache: EndpointCache,
     private readonly jobs: JobsRepository,
     private readonly workers: WorkersRepository,
     private readonly changes: JobChanges,
@@ -27,17 +29,20 @@ export class EndpointsService {
     @Inject(LOGGER) private readonly logger: Logger,
   ) {}
 
-  /** The caller's endpoint, else 404 (another user's endpoint does not exist for the caller). */
-  async requireOwned(ownerId: string, endpointId: string): Promise<EndpointRow> {
-    const row = await this.endpoints.findOwned(ownerId, endpointId);
-    if (!row) throw notFound(endpointId);
+  /**
+   * The caller's endpoint, else 404 (another user's endpoint does not exist for the caller). From
+   * the short-lived cache unless `fresh` (reads that decide a change of the endpoint itself).
+   */
+  async requireOwned(ownerId: string, endpointId: string, fresh = false): Promise<EndpointRow> {
+    const row = fresh ? await this.endpoints.findOwned(ownerId, endpointId) : await this.cache.get(endpointId);
+    if (!row || row.ownerId !== ownerId) throw notFound(endpointId);
     return row;
   }
 
   /** Worker routes: the endpoint, checked against the caller's user when queue-api passes it. */
   async requireForWorker(endpointId: string, ownerId?: string): Promise<EndpointRow> {
-    const row = ownerId ? await this.endpoints.findOwned(ownerId, endpointId) : await this.endpoints.find(endpointId);
-    if (!row) throw notFound(endpointId);
+    const row = await this.cache.get(endpointId);
+    if (!row || (ownerId !== undefined && row.ownerId !== ownerId)) throw notFound(endpointId);
     return row;
   }
 
@@ -80,7 +85,7 @@ export class EndpointsService {
 
   /** Applies the changes; a new template or hardware bumps `version` (rolling release). */
   async update({ ownerId, endpointId, changes }: UpdateEndpointRequest): Promise<Endpoint> {
-    const current = await this.requireOwned(ownerId, endpointId);
+    const current = await this.requireOwned(ownerId, endpointId, true);
     if (changes.templateId !== undefined && changes.templateId !== current.templateId) await this.checkTemplate(ownerId, changes.templateId);
     checkWorkerRange(changes.workersMin ?? current.workersMin, changes.workersMax ?? current.workersMax);
     const data = pickDefined(changes);
@@ -93,7 +98,7 @@ export class EndpointsService {
 
   /** Removes the endpoint: queued jobs go, running ones are cancelled, its workers are stopped. */
   async delete({ ownerId, endpointId }: EndpointScopedRequest): Promise<Ack> {
-    await this.requireOwned(ownerId, endpointId);
+    await this.requireOwned(ownerId, endpointId, true);
     // The row first: new submissions and takes get 404 from now on.
     if (!(await this.endpoints.delete(endpointId))) throw notFound(endpointId);
     const now = new Date();

@@ -7,6 +7,9 @@ import { jobFinishedOutboxRow } from './job-finished.js';
 
 export type JobRow = Job;
 
+/** What a claim returns: the columns a worker is sent (contract §4). */
+export type ClaimedJob = Pick<Job, 'id' | 'input' | 'webhook' | 's3Config' | 'policy' | 'lowPriority' | 'createdAt'>;
+
 export interface NewJob {
   id: string;
   endpointId: string;
@@ -119,10 +122,12 @@ export class JobsRepository {
    * `id = ANY(ARRAY(subquery))`, not `id IN (subquery)`: the planner may rescan an IN subquery,
    * and every rescan locks further rows, handing out more than LIMIT jobs.
    */
-  async claim(endpointId: string, workerId: string, limit: number, now: Date): Promise<JobRow[]> {
+  async claim(endpointId: string, workerId: string, limit: number, now: Date): Promise<ClaimedJob[]> {
     const { job, stop, worker } = this.t;
     // Never to a worker on its way out, whatever the caller last saw of it (its view may be cached).
-    const claimed = await this.q<{ id: string }>(`
+    // One statement: the claim, withdrawing stale stops, the worker's "last busy" time, and the
+    // columns the worker is sent (no second read).
+    const rows = await this.q<ClaimedJob>(`
       WITH c AS (
         UPDATE ${job} SET status = 'IN_PROGRESS', "workerId" = $2, "startedAt" = $3::timestamp(3),
           "timeoutAt" = $3::timestamp(3) + "executionTimeoutMs" * interval '1 millisecond', output = NULL
@@ -134,14 +139,14 @@ export class JobsRepository {
           LIMIT $4
           FOR UPDATE SKIP LOCKED))
         AND status = 'IN_QUEUE'
-        RETURNING id
+        RETURNING id, input, webhook, "s3Config", policy, "lowPriority", "createdAt"
       ), d AS (
         DELETE FROM ${stop} s USING c WHERE s."jobId" = c.id AND s."workerId" = $2 AND s."deliveredAt" IS NULL
+      ), b AS (
+        UPDATE ${worker} SET "lastBusyAt" = $3::timestamp(3) WHERE "endpointId" = $1 AND id = $2 AND EXISTS (SELECT 1 FROM c)
       )
-      SELECT id FROM c`, endpointId, workerId, ts(now), limit);
-    if (!claimed.length) return [];
-    const rows = await this.db.job.findMany({ where: { id: { in: claimed.map((c) => c.id) } } });
-    return rows.sort((a, b) => Number(a.lowPriority) - Number(b.lowPriority) || a.createdAt.getTime() - b.createdAt.getTime() || a.id.localeCompare(b.id));
+      SELECT * FROM c`, endpointId, workerId, ts(now), limit);
+    return rows.sort((a, b) => Number(a.lowPriority) - Number(b.lowPriority) || new Date(a.createdAt).getTime() - new Date(b.createdAt).getTime() || a.id.localeCompare(b.id));
   }
 
   /** Jobs taken but never delivered to the worker: back to the queue, no retry counted. */
@@ -190,6 +195,30 @@ export class JobsRepository {
     }, BULK_TX);
     if (finished === 'announced') this.outbox.kick();
     return finished !== false;
+  }
+
+  /**
+   * The common case of a result in one statement: a job without webhook (nothing to announce) that
+   * this worker holds and that is still alive gets its final state, and the worker its "last busy"
+   * time. False when the job is not in that case; the caller then takes the general path.
+   */
+  async finishPlain(
+    endpointId: string, workerId: string, id: string,
+    result: { status: 'COMPLETED' | 'FAILED'; output?: unknown; error?: string }, now: Date,
+  ): Promise<boolean> {
+    const output = result.output === undefined || result.output === null ? null : JSON.stringify(result.output);
+    const rows = await this.q<{ id: string }>(`
+      WITH f AS (
+        UPDATE ${this.t.job} SET status = $5::${this.t.jobStatus}, output = $6::json, error = $7, "completedAt" = $4::timestamp(3),
+          "timeoutAt" = NULL, "resultsExpireAt" = $4::timestamp(3) + ${RETENTION_SQL}
+        WHERE id = $3 AND "endpointId" = $1 AND "workerId" = $2 AND status = 'IN_PROGRESS' AND "deletedAt" IS NULL
+          AND "expiresAt" > $4::timestamp(3) AND webhook IS NULL
+        RETURNING id
+      ), b AS (
+        UPDATE ${this.t.worker} SET "lastBusyAt" = $4::timestamp(3) WHERE "endpointId" = $1 AND id = $2 AND EXISTS (SELECT 1 FROM f)
+      )
+      SELECT id FROM f`, endpointId, workerId, id, ts(now), result.status, output, result.error ?? null);
+    return rows.length > 0;
   }
 
   /**

@@ -23,6 +23,7 @@ interface Waiter {
 export class JobChanges implements OnModuleDestroy {
   private readonly waiters = new Set<Waiter>();
   private readonly listeners = new Set<(endpointId: string) => void>();
+  private readonly wakeListeners = new Set<(endpointId: string, jobId: string) => void>();
   /** Count of wake-ups per endpoint: a poll that read the database before a change does not wait for the next one. */
   private readonly generations = new Map<string, number>();
   private closing = false;
@@ -55,6 +56,7 @@ export class JobChanges implements OnModuleDestroy {
 
   /** Wakes this replica's waiters for a change (from `changed` or from another replica's signal). */
   wake(endpointId: string, jobId: string): void {
+    for (const listener of this.wakeListeners) listener(endpointId, jobId);
     if (this.generations.size > 100_000) this.generations.clear(); // bounded; a reset only costs a re-read
     this.generations.set(endpointId, (this.generations.get(endpointId) ?? 0) + 1);
     for (const w of this.waiters) {
@@ -66,6 +68,12 @@ export class JobChanges implements OnModuleDestroy {
   onChange(listener: (endpointId: string) => void): () => void {
     this.listeners.add(listener);
     return () => this.listeners.delete(listener);
+  }
+
+  /** Runs `listener` for every change seen here, local or from another replica (caches drop entries). */
+  onWake(listener: (endpointId: string, jobId: string) => void): () => void {
+    this.wakeListeners.add(listener);
+    return () => this.wakeListeners.delete(listener);
   }
 
   /** Take before reading the database; pass to `wait` so a change in between is not missed. */

@@ -9,7 +9,7 @@ import { EndpointsRepository, type EndpointRow } from '../endpoints/endpoints.re
 import { EndpointsService } from '../endpoints/endpoints.service.js';
 import { isGone } from '../jobs/job-view.js';
 import { jobNotFound } from '../jobs/jobs.service.js';
-import { JobsRepository, toOptionalJson, type JobRow } from '../jobs/jobs.repository.js';
+import { JobsRepository, toOptionalJson, type ClaimedJob, type JobRow } from '../jobs/jobs.repository.js';
 import { splitStreamOutput } from '../jobs/stream-chunks.js';
 import { SchedulerSettings } from '../settings.js';
 import { ANY_JOB, JobChanges } from '../shared/job-changes.js';
@@ -51,10 +51,7 @@ export class WorkerProtocolService {
       if (seen.state !== 'stopping' && !seen.stopRequested) {
         const now = new Date();
         const rows = await this.jobs.claim(endpoint.id, request.workerId, request.batchSize, now);
-        if (rows.length) {
-          await this.workers.markBusy(endpoint.id, request.workerId, now);
-          return { jobs: rows.map(toWorkerJob) };
-        }
+        if (rows.length) return { jobs: rows.map(toWorkerJob) };
       }
       const left = deadline - Date.now();
       if (left <= 0 || this.changes.stopping) return { jobs: [] };
@@ -79,26 +76,34 @@ export class WorkerProtocolService {
   async done(request: JobDoneRequest): Promise<Ack> {
     const endpoint = await this.endpoints.requireForWorker(request.endpointId, request.ownerId);
     const seen = await this.seen(endpoint, request.workerId);
-    const job = await this.requireJob(endpoint, request.jobId);
     const body = request.body ?? {};
     const now = new Date();
-    if (!isGone(job, now)) {
-      if (body.status === 'IN_PROGRESS') {
-        if (await this.jobs.progress(endpoint.id, request.workerId, job.id, toOptionalJson(body.output))) this.changes.changed(endpoint.id, job.id);
+    if (body.status !== 'IN_PROGRESS') {
+      const failed = isError(body.error);
+      const result = {
+        status: failed ? 'FAILED' as const : 'COMPLETED' as const,
+        output: 'output' in body ? body.output : undefined,
+        error: failed ? errorString(body.error) : undefined,
+      };
+      // Most results: a live job without webhook, held by this worker, finished in one statement.
+      if (await this.jobs.finishPlain(endpoint.id, request.workerId, request.jobId, result, now)) {
+        await this.finished(endpoint, seen, request.jobId);
       } else {
-        const failed = isError(body.error);
-        const finished = await this.jobs.finish(endpoint.id, request.workerId, job.id, {
-          status: failed ? 'FAILED' : 'COMPLETED',
-          output: 'output' in body ? toOptionalJson(body.output) : undefined,
-          error: failed ? errorString(body.error) : undefined,
+        const job = await this.requireJob(endpoint, request.jobId);
+        const finished = !isGone(job, now) && await this.jobs.finish(endpoint.id, request.workerId, job.id, {
+          ...result, output: 'output' in body ? toOptionalJson(body.output) : undefined,
         }, now, job.mode === 'runsync' ? JOB_LIMITS.resultRetention.runsync : JOB_LIMITS.resultRetention.run, job.webhook !== null);
         if (finished) {
           await this.workers.markBusy(endpoint.id, request.workerId, now);
-          if (seen.managed) await this.endpointRows.resetStartFailures(endpoint.id); // it works: no more back-off
-          this.changes.changed(endpoint.id, job.id);
+          await this.finished(endpoint, seen, job.id);
         } else {
           this.logger.debug({ endpointId: endpoint.id, jobId: job.id, workerId: request.workerId, status: job.status }, 'job-done dropped: the job is not running on this worker');
         }
+      }
+    } else {
+      const job = await this.requireJob(endpoint, request.jobId);
+      if (!isGone(job, now) && await this.jobs.progress(endpoint.id, request.workerId, job.id, toOptionalJson(body.output))) {
+        this.changes.changed(endpoint.id, job.id);
       }
     }
     if (body.stopPod === true) {
@@ -107,6 +112,12 @@ export class WorkerProtocolService {
       this.changes.changed(endpoint.id, ANY_JOB, true); // the autoscaler replaces it once it is free
     }
     return { ok: true };
+  }
+
+  /** After a job finished on a worker: a managed worker that works ends the start back-off; waiters wake. */
+  private async finished(endpoint: EndpointRow, seen: SeenWorker, jobId: string): Promise<void> {
+    if (seen.managed && endpoint.startFailures > 0) await this.endpointRows.resetStartFailures(endpoint.id);
+    this.changes.changed(endpoint.id, jobId);
   }
 
   /** job-stream: stores the chunk (split when over 1 MB) for `/stream`. */
@@ -187,7 +198,7 @@ export class WorkerProtocolService {
 const key = (endpointId: string, workerId: string) => `${endpointId}\u0000${workerId}`;
 
 /** `{id, input}` plus webhook / s3Config / policy when the request had them (contract §4). */
-export function toWorkerJob(job: JobRow): WorkerJob {
+export function toWorkerJob(job: ClaimedJob): WorkerJob {
   const out: WorkerJob = { id: job.id, input: job.input as Record<string, unknown> };
   if (job.webhook) out.webhook = job.webhook;
   if (job.s3Config !== null) out.s3Config = job.s3Config as Record<string, unknown>;
