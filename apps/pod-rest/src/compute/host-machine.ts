@@ -60,7 +60,7 @@ export function parseThreadsPerCore(cpuinfo: string): number {
 /** GPUs from `nvidia-smi` (none when it is missing, fails or takes over 5 s). */
 export function nvidiaGpus(): Promise<MachineFacts['gpus']> {
   return new Promise((resolve) => {
-    execFile('nvidia-smi', ['--query-gpu=name,memory.total', '--format=csv,noheader,nounits'], { timeout: 5000 }, (err, stdout) => {
+    execFile('nvidia-smi', ['--query-gpu=name,memory.total', '--format=csv,noheader,nounits'], { timeout: 5000, env: process.env }, (err, stdout) => {
       resolve(err ? [] : parseNvidiaSmi(stdout));
     });
   });

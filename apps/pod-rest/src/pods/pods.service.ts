@@ -165,6 +165,7 @@ export class PodsService implements OnApplicationBootstrap, BeforeApplicationShu
       const now = new Date();
       await this.pods.update(pod.id, { desiredStatus: 'TERMINATED', deletedAt: now, lastStatusChange: statusChange.podTerminated(now) });
       await this.halt(pod, 'deletion');
+      await this.compute.deleteVolume(pod.id).catch((err) => this.logger.error({ podId: pod.id, err: String(err) }, 'could not delete the volume of a deleted pod'));
       this.logger.info({ podId: pod.id }, 'pod deleted');
     });
   }
@@ -243,7 +244,7 @@ export class PodsService implements OnApplicationBootstrap, BeforeApplicationShu
     }
     try {
       const handle = await this.compute.start(workloadSpec(row, {
-        ref, resolvedEnv: resolved, extraEnv: { RUNPOD_POD_ID: pod.id }, catalogue: this.catalogue.get(),
+        ref, resolvedEnv: resolved, extraEnv: { RUNPOD_POD_ID: pod.id }, catalogue: this.catalogue.get(), persistentVolume: true,
         labels: { podId: pod.id, ownerId: pod.ownerId, ...(pod.templateId ? { templateId: pod.templateId } : {}) },
       }));
       await this.pods.updateRun(pod.id, ref, {
@@ -259,14 +260,18 @@ export class PodsService implements OnApplicationBootstrap, BeforeApplicationShu
     return this.pods.reload(pod.id);
   }
 
-  /** Stops the Pod's current workload, if any, and waits for its end (graceful, then forced). */
+  /**
+   * Stops the Pod's current workload, if any, and waits for its end (graceful, then forced). An
+   * ended one is stopped too: that removes what is left of it (a finished Kubernetes Pod).
+   */
   private async halt(pod: PodRow, by: 'user' | 'deletion'): Promise<void> {
     if (!pod.computeRef || pod.endpointId) return;
     const status = await this.compute.status(pod.computeRef);
-    if (!status || status.state === 'exited') return;
-    this.stoppedBy.set(pod.computeRef, by);
+    if (!status) return;
+    const running = status.state !== 'exited';
+    if (running) this.stoppedBy.set(pod.computeRef, by);
     const ended = await this.compute.stop(pod.computeRef);
-    if (ended) await this.recordExit(ended); // idempotent with the listener's write
+    if (ended && running) await this.recordExit(ended); // idempotent with the listener's write
   }
 
   private async isRunning(pod: PodRow): Promise<boolean> {
