@@ -46,8 +46,13 @@ const ROUTES: Route[] = [
   { method: 'PATCH', path: '/v1/endpoints/:ep' },
   { method: 'POST', path: '/v1/endpoints/:ep/update' },
   { method: 'DELETE', path: '/v1/endpoints/:ep' },
+  { method: 'POST', path: '/v1/pods' },
   { method: 'GET', path: '/v1/pods' },
   { method: 'GET', path: '/v1/pods/:pod' },
+  { method: 'PATCH', path: '/v1/pods/:pod' },
+  { method: 'POST', path: '/v1/pods/:pod/update' },
+  { method: 'DELETE', path: '/v1/pods/:pod' },
+  ...['start', 'stop', 'restart', 'reset'].map((op) => ({ method: 'POST', path: `/v1/pods/:pod/${op}` })),
   { method: 'POST', path: '/v1/users' },
   { method: 'GET', path: '/v1/users' },
   { method: 'POST', path: '/v1/apikeys' },
@@ -65,7 +70,7 @@ const CONTENT_TYPES = [
   'application/json', 'application/json; charset=utf-8', 'text/plain', 'application/x-www-form-urlencoded',
   'multipart/form-data; boundary=xyz', 'application/json; charset=utf-16', 'application/octet-stream', 'nonsense',
 ];
-const QUERY_KEYS = ['wait', 'ttl', 'batch_size', 'job_in_progress', 'isStream', 'gpu', 'includeMachine', 'includeWorkers', 'api_key', 'limit', 'cursor', 'status', 'jobId', 'userId'];
+const QUERY_KEYS = ['wait', 'ttl', 'batch_size', 'job_in_progress', 'isStream', 'gpu', 'includeMachine', 'includeWorkers', 'includeSavingsPlans', 'desiredStatus', 'gpuTypeId', 'api_key', 'limit', 'cursor', 'status', 'jobId', 'userId'];
 
 // ---- generators --------------------------------------------------------------------------------
 
@@ -93,6 +98,8 @@ const weirdValue: fc.Arbitrary<unknown> = fc.oneof(
 const nearlyValidBody = fc.oneof(
   fc.record({ input: weirdValue, webhook: weirdValue, policy: fc.oneof(weirdValue, fc.record({ executionTimeout: weirdValue, ttl: weirdValue, lowPriority: weirdValue }, { requiredKeys: [] })), s3Config: weirdValue }, { requiredKeys: [] }),
   fc.record({ name: weirdValue, imageName: weirdValue, templateId: weirdValue, workersMin: weirdValue, workersMax: weirdValue, env: weirdValue, ports: weirdValue, dockerStartCmd: fc.constant([]), containerDiskInGb: weirdValue, volumeInGb: weirdValue, scope: weirdValue, userId: weirdValue, endpointId: weirdValue, isServerless: weirdValue }, { requiredKeys: [] }),
+  // Pod bodies (create and update), with random commands: the server runs no Pod process (see beforeAll).
+  fc.record({ name: weirdValue, imageName: weirdValue, templateId: weirdValue, computeType: weirdValue, cloudType: weirdValue, gpuTypeIds: weirdValue, gpuCount: weirdValue, vcpuCount: weirdValue, cpuFlavorIds: weirdValue, dockerStartCmd: fc.oneof(weirdValue, fc.array(junkText, { maxLength: 3 })), dockerEntrypoint: weirdValue, env: weirdValue, ports: weirdValue, locked: weirdValue, interruptible: weirdValue, networkVolumeId: weirdValue, volumeMountPath: weirdValue, minRAMPerGPU: weirdValue }, { requiredKeys: [] }),
   fc.record({ output: weirdValue, error: weirdValue, status: weirdValue, stopPod: weirdValue }, { requiredKeys: [] }),
   fc.record({ model: weirdValue, messages: weirdValue, stream: weirdValue }, { requiredKeys: [] }),
   fc.record({ query: fc.oneof(junkText, fc.constantFrom(
@@ -184,6 +191,8 @@ describe(`fuzz: ${COUNT} bad requests (seed ${SEED}) against a standalone server
       RUNPLANE_DATA_DIR: path.join(workDir, 'data'), RUNPLANE_API_KEY: ADMIN_KEY,
       // Reach the handlers: 429s would hide most of them (the limits have their own tests).
       RUNPLANE_RATE_LIMITS: 'false', RUNPLANE_MANAGEMENT_RATE_LIMIT: '0',
+      // Fuzzed Pods have random commands: they are recorded, never run on this machine.
+      RUNPLANE_LOCAL_POD_PROCESSES: 'false',
     }, workDir);
     url = (await server.waitForReady(60_000)).url;
     // Real ids so many requests get past "not found" into validation and state checks. The
@@ -192,8 +201,10 @@ describe(`fuzz: ${COUNT} bad requests (seed ${SEED}) against a standalone server
     const ep = await call('POST', `${url}/v1/endpoints`, { key: ADMIN_KEY, body: { name: 'fuzz', templateId: tpl.body.id, workersMin: 0, workersMax: 0 } });
     const job = await call('POST', `${url}/v2/${ep.body.id}/run`, { key: ADMIN_KEY, body: { input: { n: 1 } } });
     const key = await call('POST', `${url}/v1/apikeys`, { key: ADMIN_KEY, body: { name: 'fuzz', scope: 'readonly' } });
-    expect([tpl.status, ep.status, job.status, key.status]).toEqual([200, 200, 200, 200]);
-    ids = { tpl: tpl.body.id, ep: ep.body.id, job: job.body.id, key: key.body.id, worker: 'fuzz-worker', pod: 'fuzz-pod' };
+    const pod = await call('POST', `${url}/v1/pods`, { key: ADMIN_KEY, body: { name: 'fuzz-pod', imageName: 'fuzz/none:1', dockerStartCmd: ['fuzz-must-not-run'] } });
+    expect([tpl.status, ep.status, job.status, key.status, pod.status]).toEqual([200, 200, 200, 200, 201]);
+    expect(pod.body).toMatchObject({ desiredStatus: 'EXITED', lastStatusChange: expect.stringMatching(/^Not started/) });
+    ids = { tpl: tpl.body.id, ep: ep.body.id, job: job.body.id, key: key.body.id, worker: 'fuzz-worker', pod: pod.body.id };
   }, 90_000);
 
   afterAll(async () => {
@@ -228,5 +239,9 @@ describe(`fuzz: ${COUNT} bad requests (seed ${SEED}) against a standalone server
     const run = await call('POST', `${url}/v2/${ep.body.id}/run`, { key: ADMIN_KEY, body: { input: { after: 'fuzz' } } });
     expect(run).toMatchObject({ status: 200, body: { status: 'IN_QUEUE' } });
     expect((await call('GET', `${url}/v2/${ep.body.id}/status/${run.body.id}`, { key: ADMIN_KEY })).body).toMatchObject({ status: 'IN_QUEUE' });
+    // No fuzzed Pod ever ran: every one the fuzzer created is recorded as not started.
+    const pods = await call('GET', `${url}/v1/pods`, { key: ADMIN_KEY });
+    expect(pods.status).toBe(200);
+    expect(pods.body.filter((p: { lastStatusChange: string }) => !p.lastStatusChange.startsWith('Not started'))).toEqual([]);
   }, 600_000);
 });

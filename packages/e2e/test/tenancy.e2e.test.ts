@@ -8,7 +8,7 @@ const run = promisify(execFile);
 
 /**
  * Tenancy through the public interfaces: users and keys made with the `runplane` CLI, then every
- * resource of user A (endpoint, job, template, secret, API key, webhook deliveries) tried through
+ * resource of user A (endpoint, job, template, secret, API key, webhook deliveries, Pod) tried through
  * every route that names it, with user B's key. All of it must be denied (404 or absent from B's
  * lists, GraphQL NOT_FOUND), and A's resources must be untouched afterwards.
  */
@@ -45,8 +45,10 @@ describe('tenancy: another user\'s resources are invisible', () => {
     const ep = await http('POST', `${url}/v1/endpoints`, { key: A, body: { name: 'alice-ep', templateId: tpl.body.id, workersMax: 0 } });
     const job = await http('POST', `${url}/v2/${ep.body.id}/run`, { key: A, body: { input: { secret: 'alice' }, webhook: 'http://127.0.0.1:9/hook' } });
     const secret = await gql('mutation { secretCreate(input: {name: "alice_token", value: "s3cr3t-alice"}) { id name } }', keyA);
-    expect([tpl.status, ep.status, job.status, secret.status]).toEqual([200, 200, 200, 200]);
-    Object.assign(a, { tpl: tpl.body.id, tplName: 'alice-private', ep: ep.body.id, job: job.body.id, secret: secret.body.data.secretCreate.id });
+    // A Pod running a harmless process (the server stops it when it shuts down).
+    const pod = await http('POST', `${url}/v1/pods`, { key: A, body: { name: 'alice-pod', imageName: 'alice/pod:1', dockerStartCmd: [process.execPath, '-e', 'setInterval(() => {}, 1 << 30)'] } });
+    expect([tpl.status, ep.status, job.status, secret.status, pod.status]).toEqual([200, 200, 200, 200, 201]);
+    Object.assign(a, { tpl: tpl.body.id, tplName: 'alice-private', ep: ep.body.id, job: job.body.id, secret: secret.body.data.secretCreate.id, pod: pod.body.id });
   }, 90_000);
 
   afterAll(async () => {
@@ -105,6 +107,13 @@ describe('tenancy: another user\'s resources are invisible', () => {
     await expect404('PATCH /v1/templates/{id}', http('PATCH', `${url}/v1/templates/${a.tpl}`, { key: B, body: { readme: 'x' } }));
     await expect404('POST /v1/templates/{id}/update', http('POST', `${url}/v1/templates/${a.tpl}/update`, { key: B, body: { readme: 'x' } }));
     await expect404('DELETE /v1/templates/{id}', http('DELETE', `${url}/v1/templates/${a.tpl}`, { key: B }));
+    await expect404('GET /v1/pods/{id}', http('GET', `${url}/v1/pods/${a.pod}?includeMachine=true&includeWorkers=true`, { key: B }));
+    await expect404('PATCH /v1/pods/{id}', http('PATCH', `${url}/v1/pods/${a.pod}`, { key: B, body: { name: 'hijack', locked: true } }));
+    await expect404('POST /v1/pods/{id}/update', http('POST', `${url}/v1/pods/${a.pod}/update`, { key: B, body: { env: { X: '1' } } }));
+    for (const action of ['start', 'stop', 'restart', 'reset']) {
+      await expect404(`POST /v1/pods/{id}/${action}`, http('POST', `${url}/v1/pods/${a.pod}/${action}`, { key: B }));
+    }
+    await expect404('DELETE /v1/pods/{id}', http('DELETE', `${url}/v1/pods/${a.pod}`, { key: B }));
     // A reference in a body is refused exactly like an id that does not exist (no existence leak).
     const steal = await http('POST', `${url}/v1/endpoints`, { key: B, body: { name: 'steal', templateId: a.tpl } });
     const none = await http('POST', `${url}/v1/endpoints`, { key: B, body: { name: 'steal', templateId: 'tpl-does-not-exist' } });
@@ -116,6 +125,7 @@ describe('tenancy: another user\'s resources are invisible', () => {
     await expectAbsent('GET /v1/endpoints', http('GET', `${url}/v1/endpoints`, { key: B }), a.ep);
     await expectAbsent('GET /v1/templates', http('GET', `${url}/v1/templates`, { key: B }), a.tpl);
     await expectAbsent('GET /v1/apikeys', http('GET', `${url}/v1/apikeys`, { key: B }), keyIdA);
+    await expectAbsent('GET /v1/pods', http('GET', `${url}/v1/pods?includeWorkers=true`, { key: B }), a.pod);
     // GraphQL.
     await expectGqlNotFound('deleteTemplate(A\'s name)', `mutation { deleteTemplate(templateName: "${a.tplName}") }`);
     await expectGqlNotFound('saveTemplate(id: A\'s)', `mutation { saveTemplate(input: {id: "${a.tpl}", name: "hijack", imageName: "x:1", containerDiskInGb: 1, volumeInGb: 0}) { id } }`);
@@ -127,7 +137,7 @@ describe('tenancy: another user\'s resources are invisible', () => {
 
     process.stderr.write(`[tenancy] ${denied.length} denied, ${allowed.length} allowed\n`);
     expect(allowed).toEqual([]);
-    expect(denied.length).toBe(43); // every check above ran
+    expect(denied.length).toBe(52); // every check above ran
   }, 120_000);
 
   it('left user A\'s resources untouched', async () => {
@@ -135,6 +145,7 @@ describe('tenancy: another user\'s resources are invisible', () => {
     expect((await http('GET', `${url}/v2/${a.ep}/status/${a.job}`, { key: A })).body).toMatchObject({ id: a.job, status: 'IN_QUEUE' });
     expect((await http('GET', `${url}/v1/endpoints/${a.ep}`, { key: A })).body).toMatchObject({ id: a.ep, workersMax: 0 });
     expect((await http('GET', `${url}/v1/templates/${a.tpl}`, { key: A })).body).toMatchObject({ id: a.tpl, name: 'alice-private', readme: '' });
+    expect((await http('GET', `${url}/v1/pods/${a.pod}`, { key: A })).body).toMatchObject({ id: a.pod, name: 'alice-pod', desiredStatus: 'RUNNING', locked: false, env: {} });
     const secrets = await gql('query { myself { secrets { id name } } }', keyA);
     expect(secrets.body.data.myself.secrets).toEqual([{ id: a.secret, name: 'alice_token' }]);
     expect(JSON.parse(await cli(['keys', 'list'], keyA)).map((k: { id: string }) => k.id)).toEqual([keyIdA]);
