@@ -25,14 +25,15 @@ RUN npm ci --ignore-scripts \
 # ---- 2. the runtime tree: package manifests, compiled code, migrations, production deps ------
 # Every workspace keeps its manifest and whatever it ships at run time (dist/, bin/, prisma/,
 # data files); sources, tests and build configuration stay behind. Then production dependencies
-# only: no TypeScript, Jest, turbo, Prisma CLI or infra tooling.
+# only: no TypeScript, Jest, turbo or infra tooling; --omit=optional also leaves out optional peers
+# such as the Prisma CLI and its studio (~250 MB the runtime never loads).
 RUN mkdir /out && cp package.json package-lock.json /out/ \
  && for ws in apps/* packages/* infra; do \
       mkdir -p "/out/$ws" && cp -R "$ws/." "/out/$ws/" \
       && rm -rf "/out/$ws/node_modules" "/out/$ws/src" "/out/$ws/test" "/out/$ws/k8s" "/out/$ws/.turbo" \
                 "/out/$ws"/tsconfig*.json "/out/$ws"/jest.config.* "/out/$ws"/dist/.tsbuildinfo; \
     done \
- && cd /out && npm ci --omit=dev --ignore-scripts && npm cache clean --force
+ && cd /out && npm ci --omit=dev --omit=optional --ignore-scripts && npm cache clean --force
 
 # ---- 3. runtime ------------------------------------------------------------------------------
 FROM ${NODE_IMAGE} AS runtime

@@ -42,7 +42,7 @@ describe('Dockerfile', () => {
     expect(copies.map((c) => [c.getFromFlag()?.getValue(), c.getArgumentsContent()])).toEqual([['build', '/out /app']]);
     const runs = inStage('build').filter((i) => i.getKeyword() === 'RUN').map((i) => i.getArgumentsContent()!.replace(/\\\n/g, ' '));
     const pruning = runs.find((r) => r.includes('/out'))!;
-    expect(pruning).toMatch(/cd \/out && npm ci --omit=dev --ignore-scripts/);
+    expect(pruning).toMatch(/cd \/out && npm ci --omit=dev --omit=optional --ignore-scripts/);
     // Every workspace of the root package.json is carried over (npm ci needs them all).
     for (const ws of rootPackage.workspaces) expect(pruning).toContain(` ${ws}`);
     // Nothing in the runtime stage installs packages.

@@ -14,6 +14,7 @@ import { JobsBusController } from './jobs/jobs.bus-controller.js';
 import { JobsRepository } from './jobs/jobs.repository.js';
 import { JobsService } from './jobs/jobs.service.js';
 import { SchedulerSettings } from './settings.js';
+import { SchedulerMetrics } from './metrics/scheduler-metrics.js';
 import { JobChanges } from './shared/job-changes.js';
 import { SchedulerTables } from './shared/sql.js';
 import { LeaseRepository } from './timers/lease.repository.js';
@@ -35,7 +36,7 @@ export const SCHEDULER_MIGRATIONS = fileURLToPath(new URL('../prisma/migrations'
   imports: [DatabaseModule.forService({ service: 'scheduler', client: PrismaClient, migrationsDir: SCHEDULER_MIGRATIONS })],
   controllers: [JobsBusController, WorkersBusController, EndpointsBusController],
   providers: [
-    SchedulerSettings, SchedulerTables, JobChanges,
+    SchedulerSettings, SchedulerTables, JobChanges, SchedulerMetrics,
     EndpointsRepository, EndpointCache, JobsRepository, WorkersRepository, LeaseRepository,
     EndpointsService, JobsService, WorkerProtocolService, WorkerLiveness,
     Leadership, Sweeper, PublicUrl, Autoscaler,

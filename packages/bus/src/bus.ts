@@ -44,6 +44,15 @@ export interface RequestOptions {
   headers?: Headers;
 }
 
+/** Events of one consumer group not yet acknowledged (metrics: consumer lag). */
+export interface ConsumerLag {
+  /** The event's subject, e.g. `runplane.evt.job.finished.v1`. */
+  subject: string;
+  group: string;
+  /** Published and not yet acknowledged by the group: waiting, in flight or waiting for a retry. */
+  pending: number;
+}
+
 export interface Subscription {
   /** Stops taking new messages and waits for the ones in hand. */
   stop(): Promise<void>;
@@ -72,6 +81,10 @@ export abstract class Bus {
   abstract isReady(): boolean;
   /** Graceful close: stop subscriptions, finish in-flight handlers, flush pending publishes. */
   abstract close(): Promise<void>;
+  /** Unacknowledged events per consumer group this bus knows of (empty where it cannot tell). */
+  async consumerLag(): Promise<ConsumerLag[]> {
+    return [];
+  }
 }
 
 export const DEFAULT_CONSUME: Required<ConsumeOptions> = {

@@ -13,3 +13,4 @@ export * from './bootstrap/start.js';
 export * from './telemetry/index.js';
 export * from './testing/test-server.js';
 export * from './http/json-body.js';
+export * from './metrics/index.js';

@@ -3,6 +3,7 @@ import { JOB_LIMITS, type JobStatus } from '@runplane/contracts';
 import { OutboxRelay, type NewOutboxRow } from '@runplane/database';
 import { PrismaClient, Prisma, type Job } from '../generated/prisma/client.js';
 import { SchedulerTables } from '../shared/sql.js';
+import { SchedulerMetrics } from '../metrics/scheduler-metrics.js';
 import { jobFinishedOutboxRow } from './job-finished.js';
 
 export type JobRow = Job;
@@ -75,7 +76,7 @@ type Tx = Prisma.TransactionClient;
  */
 @Injectable()
 export class JobsRepository {
-  constructor(private readonly db: PrismaClient, private readonly t: SchedulerTables, private readonly outbox: OutboxRelay) {}
+  constructor(private readonly db: PrismaClient, private readonly t: SchedulerTables, private readonly outbox: OutboxRelay, private readonly metrics: SchedulerMetrics) {}
 
   private q<T>(sql: string, ...params: unknown[]): Promise<T[]> {
     return this.db.$queryRawUnsafe<T[]>(sql, ...params);
@@ -87,6 +88,7 @@ export class JobsRepository {
       const row = await this.db.job.create({
         data: { ...job, createdAt: now, queuedAt: now, expiresAt: new Date(now.getTime() + job.ttlMs) },
       });
+      this.metrics.submitted();
       return { row, created: true };
     } catch (err) {
       if (err instanceof Prisma.PrismaClientKnownRequestError && err.code === 'P2002') {
@@ -146,6 +148,7 @@ export class JobsRepository {
         UPDATE ${worker} SET "lastBusyAt" = $3::timestamp(3) WHERE "endpointId" = $1 AND id = $2 AND EXISTS (SELECT 1 FROM c)
       )
       SELECT * FROM c`, endpointId, workerId, ts(now), limit);
+    this.metrics.taken(rows, now);
     return rows.sort((a, b) => Number(a.lowPriority) - Number(b.lowPriority) || new Date(a.createdAt).getTime() - new Date(b.createdAt).getTime() || a.id.localeCompare(b.id));
   }
 
@@ -185,15 +188,22 @@ export class JobsRepository {
     };
     const where = { id, endpointId, workerId, status: 'IN_PROGRESS' as const, deletedAt: null };
     // A job's webhook is fixed at submission: without one there is nothing to announce, so no transaction.
-    if (!hasWebhook) return (await this.db.job.updateMany({ where, data })).count > 0;
+    if (!hasWebhook) {
+      const rows = await this.db.job.updateManyAndReturn({ where, data, select: { startedAt: true } });
+      this.metrics.finished(result.status, rows, now);
+      return rows.length > 0;
+    }
+    let startedAt: Date | null = null;
     const finished = await this.db.$transaction(async (tx) => {
       const [row] = await tx.job.updateManyAndReturn({ where, data });
       if (!row) return false;
+      startedAt = row.startedAt;
       const event = jobFinishedOutboxRow(row, now);
       if (event) await writeOutbox(tx, [event]);
       return event ? 'announced' : true;
     }, BULK_TX);
     if (finished === 'announced') this.outbox.kick();
+    if (finished !== false) this.metrics.finished(result.status, [{ startedAt }], now);
     return finished !== false;
   }
 
@@ -207,17 +217,18 @@ export class JobsRepository {
     result: { status: 'COMPLETED' | 'FAILED'; output?: unknown; error?: string }, now: Date,
   ): Promise<boolean> {
     const output = result.output === undefined || result.output === null ? null : JSON.stringify(result.output);
-    const rows = await this.q<{ id: string }>(`
+    const rows = await this.q<{ id: string; startedAt: Date | null }>(`
       WITH f AS (
         UPDATE ${this.t.job} SET status = $5::${this.t.jobStatus}, output = $6::json, error = $7, "completedAt" = $4::timestamp(3),
           "timeoutAt" = NULL, "resultsExpireAt" = $4::timestamp(3) + ${RETENTION_SQL}
         WHERE id = $3 AND "endpointId" = $1 AND "workerId" = $2 AND status = 'IN_PROGRESS' AND "deletedAt" IS NULL
           AND "expiresAt" > $4::timestamp(3) AND webhook IS NULL
-        RETURNING id
+        RETURNING id, "startedAt"
       ), b AS (
         UPDATE ${this.t.worker} SET "lastBusyAt" = $4::timestamp(3) WHERE "endpointId" = $1 AND id = $2 AND EXISTS (SELECT 1 FROM f)
       )
-      SELECT id FROM f`, endpointId, workerId, id, ts(now), result.status, output, result.error ?? null);
+      SELECT id, "startedAt" FROM f`, endpointId, workerId, id, ts(now), result.status, output, result.error ?? null);
+    this.metrics.finished(result.status, rows, now);
     return rows.length > 0;
   }
 
@@ -448,27 +459,28 @@ export class JobsRepository {
    */
   private async finalize(where: string, status: 'CANCELLED' | 'TIMED_OUT', reason: StopReason, now: Date, params: unknown[]): Promise<ChangedJob[]> {
     if (!FINAL.includes(status)) throw new Error(`not a final status: ${status}`);
-    const { changed, announced } = await this.db.$transaction(async (tx) => {
-      const rows = await tx.$queryRawUnsafe<Array<ChangedJob & { hooked: boolean }>>(`
+    const { changed, announced, rows } = await this.db.$transaction(async (tx) => {
+      const rows = await tx.$queryRawUnsafe<Array<ChangedJob & { hooked: boolean; startedAt: Date | null }>>(`
       WITH f AS (
         UPDATE ${this.t.job} SET status = $2::${this.t.jobStatus}, "completedAt" = $1::timestamp(3),
           "resultsExpireAt" = $1::timestamp(3) + ${RETENTION_SQL}, "timeoutAt" = NULL, output = NULL
         WHERE id = ANY(ARRAY(SELECT id FROM ${this.t.job} WHERE ${where} LIMIT 1000 FOR UPDATE SKIP LOCKED)) AND ${where}
-        RETURNING id, "endpointId", "workerId", webhook IS NOT NULL AS hooked
+        RETURNING id, "endpointId", "workerId", "startedAt", webhook IS NOT NULL AS hooked
       ), s AS (
         INSERT INTO ${this.t.stop} ("jobId", "workerId", "endpointId", reason, "createdAt")
         SELECT id, "workerId", "endpointId", $3, $1::timestamp(3) FROM f WHERE "workerId" IS NOT NULL
         ON CONFLICT ("jobId", "workerId") DO UPDATE SET reason = EXCLUDED.reason, "createdAt" = EXCLUDED."createdAt", "deliveredAt" = NULL
       )
-      SELECT id, "endpointId", "workerId", hooked FROM f`, ts(now), status, reason, ...params);
+      SELECT id, "endpointId", "workerId", "startedAt", hooked FROM f`, ts(now), status, reason, ...params);
       // The rows are locked by the UPDATE until the commit: what is read here is what it wrote.
       const hooked = rows.filter((r) => r.hooked).map((r) => r.id);
       for (let i = 0; i < hooked.length; i += OUTBOX_CHUNK) {
         const jobs = await tx.job.findMany({ where: { id: { in: hooked.slice(i, i + OUTBOX_CHUNK) } } });
         await writeOutbox(tx, jobs.map((j) => jobFinishedOutboxRow(j, now)).filter((e): e is NewOutboxRow => e !== null));
       }
-      return { changed: rows.map(({ id, endpointId, workerId }) => ({ id, endpointId, workerId })), announced: hooked.length > 0 };
+      return { changed: rows.map(({ id, endpointId, workerId }) => ({ id, endpointId, workerId })), announced: hooked.length > 0, rows };
     }, BULK_TX);
+    this.metrics.finished(status, rows, now);
     if (announced) this.outbox.kick();
     return changed;
   }

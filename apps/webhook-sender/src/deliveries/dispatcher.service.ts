@@ -1,7 +1,7 @@
 import { Inject, Injectable, type OnApplicationBootstrap, type OnModuleDestroy } from '@nestjs/common';
 import { signWebhook } from '@runplane/contracts';
-import { LOGGER, type Logger } from '@runplane/platform';
-import { WebhookHttpClient } from '../delivery-http/webhook-http-client.js';
+import { LOGGER, RunplaneMetrics, type Logger } from '@runplane/platform';
+import { WebhookHttpClient, type AttemptOutcome } from '../delivery-http/webhook-http-client.js';
 import { WebhookSettings } from '../settings.js';
 import { SigningSecrets } from '../signing/signing-secrets.js';
 import { DeliveriesRepository, type DeliveryRow } from './deliveries.repository.js';
@@ -34,6 +34,7 @@ export class Dispatcher implements OnApplicationBootstrap, OnModuleDestroy {
     private readonly secrets: SigningSecrets,
     private readonly settings: WebhookSettings,
     @Inject(LOGGER) private readonly logger: Logger,
+    private readonly metrics: RunplaneMetrics,
   ) {}
 
   onApplicationBootstrap(): void {
@@ -109,6 +110,8 @@ export class Dispatcher implements OnApplicationBootstrap, OnModuleDestroy {
     }
     const outcome = await this.http.post(row.url, { ...signWebhook(secret, row.id, row.body) }, row.body);
     const updated = await this.deliveries.recordAttempt(row, outcome, new Date(), this.settings.retryDelayMs);
+    this.metrics.webhookAttemptDuration.observe({ outcome: attemptOutcome(outcome) }, outcome.latencyMs / 1000);
+    if (outcome.ok || updated.status === 'failed') this.metrics.webhookDeliveries.inc({ result: outcome.ok ? 'delivered' : 'failed' });
     const log = { deliveryId: row.id, jobId: row.jobId, attempt: updated.attemptCount, statusCode: outcome.statusCode, latencyMs: outcome.latencyMs, status: updated.status };
     if (outcome.ok) this.logger.debug(log, 'webhook delivered');
     else this.logger.info({ ...log, error: outcome.error }, updated.status === 'failed' ? 'webhook failed: no attempts left' : 'webhook attempt failed; will retry');
@@ -126,4 +129,13 @@ export class Dispatcher implements OnApplicationBootstrap, OnModuleDestroy {
     timer.unref();
     this.wakeAt = { at, timer };
   }
+}
+
+/** The metrics label of an attempt: success, http_error (non-2xx), timeout, refused (egress guard), network_error. */
+function attemptOutcome(outcome: AttemptOutcome): string {
+  if (outcome.ok) return 'success';
+  if (outcome.statusCode !== null) return 'http_error';
+  if (outcome.error?.startsWith('refused:')) return 'refused';
+  if (outcome.error?.startsWith('timed out')) return 'timeout';
+  return 'network_error';
 }

@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { RunplaneError, type EventDefinition, type RpcDefinition, type SignalDefinition } from '@runplane/contracts';
 import {
   Bus, DEFAULT_CONSUME, DEFAULT_REQUEST_TIMEOUT_MS, type ConsumeOptions, type EventHandler, type Headers,
-  type PublishOptions, type RequestOptions, type RpcHandler, type SignalHandler, type Subscription,
+  type ConsumerLag, type PublishOptions, type RequestOptions, type RpcHandler, type SignalHandler, type Subscription,
 } from '../bus.js';
 import { silentLogger, type BusLogger } from '../logger.js';
 import { withReceiveSpan, withSendSpan } from '../tracing.js';
@@ -57,6 +57,11 @@ export class InProcessBus extends Bus {
 
   isReady(): boolean {
     return !this.closed;
+  }
+
+  /** Deliveries each group holds (queued, in flight or waiting for a retry) in this process. */
+  override async consumerLag(): Promise<ConsumerLag[]> {
+    return [...this.groups.values()].map((q) => ({ subject: q.subject, group: q.group, pending: q.held.size }));
   }
 
   // ---- events ---------------------------------------------------------------------------------

@@ -11,7 +11,7 @@ import {
 } from '@nats-io/transport-node';
 import {
   Bus, DEFAULT_CONSUME, DEFAULT_REQUEST_TIMEOUT_MS, type ConsumeOptions, type EventHandler, type Headers,
-  type PublishOptions, type RequestOptions, type RpcHandler, type SignalHandler, type Subscription,
+  type ConsumerLag, type PublishOptions, type RequestOptions, type RpcHandler, type SignalHandler, type Subscription,
 } from '../bus.js';
 import { silentLogger, type BusLogger } from '../logger.js';
 import { withReceiveSpan, withSendSpan } from '../tracing.js';
@@ -29,6 +29,12 @@ export interface NatsBusOptions {
   logger?: BusLogger;
   /** How long JetStream keeps events (default 7 days). */
   streamMaxAgeMs?: number;
+  /**
+   * Copies JetStream keeps of the event stream and the payload bucket (default 1). 3 on a
+   * three-server JetStream cluster: an event survives the loss of a server. An existing stream
+   * is scaled to it.
+   */
+  replicas?: number;
 }
 
 /**
@@ -74,6 +80,7 @@ export class NatsBus extends Bus {
     private readonly namespace: string,
     private readonly logger: BusLogger,
     private readonly streamMaxAgeMs: number,
+    private readonly replicas = 1,
   ) {
     super();
     this.js = jetstream(nc);
@@ -93,11 +100,25 @@ export class NatsBus extends Bus {
     const nc = await connect({ servers: options.servers, name: options.name, maxReconnectAttempts: -1 });
     try {
       const jsm = await jetstreamManager(nc);
-      return new NatsBus(nc, jsm, namespace, options.logger ?? silentLogger, options.streamMaxAgeMs ?? DEFAULT_STREAM_MAX_AGE_MS);
+      return new NatsBus(nc, jsm, namespace, options.logger ?? silentLogger, options.streamMaxAgeMs ?? DEFAULT_STREAM_MAX_AGE_MS, options.replicas ?? 1);
     } catch (err) {
       await nc.close();
       throw err;
     }
+  }
+
+  /** Per durable consumer of the event stream: messages not yet delivered plus those unacknowledged. */
+  override async consumerLag(): Promise<ConsumerLag[]> {
+    const out: ConsumerLag[] = [];
+    try {
+      for await (const c of this.jsm.consumers.list(this.streamName)) {
+        const subject = (c.config.filter_subject ?? '').slice(this.subjectPrefix.length);
+        out.push({ subject, group: c.config.durable_name?.split('__')[0] ?? c.name, pending: c.num_pending + c.num_ack_pending });
+      }
+    } catch (err) {
+      if (!isApiError(err, JetStreamApiCodes.StreamNotFound)) throw err;
+    }
+    return out;
   }
 
   /** The underlying connection (diagnostics and tests). */
@@ -195,8 +216,8 @@ export class NatsBus extends Bus {
       const duplicateWindow = nanos(Math.min(DUPLICATE_WINDOW_MS, this.streamMaxAgeMs));
       try {
         const info = await this.jsm.streams.info(this.streamName);
-        if (info.config.max_age !== maxAge || info.config.duplicate_window !== duplicateWindow) {
-          await this.jsm.streams.update(this.streamName, { ...info.config, max_age: maxAge, duplicate_window: duplicateWindow });
+        if (info.config.max_age !== maxAge || info.config.duplicate_window !== duplicateWindow || (info.config.num_replicas ?? 1) !== this.replicas) {
+          await this.jsm.streams.update(this.streamName, { ...info.config, max_age: maxAge, duplicate_window: duplicateWindow, num_replicas: this.replicas });
         }
       } catch (err) {
         if (!isApiError(err, JetStreamApiCodes.StreamNotFound)) throw err;
@@ -207,6 +228,7 @@ export class NatsBus extends Bus {
           retention: RetentionPolicy.Limits,
           max_age: maxAge,
           duplicate_window: duplicateWindow,
+          num_replicas: this.replicas,
         });
       }
     })().catch((err) => {
@@ -386,7 +408,7 @@ export class NatsBus extends Bus {
   private blobs(): Promise<ObjectStore> {
     // An event's payload must outlive the event, so the TTL is at least the stream's max age.
     this.blobStore ??= new Objm(this.js)
-      .create(this.bucketName, { storage: StorageType.File, ttl: nanos(Math.max(DAY_MS, this.streamMaxAgeMs)) })
+      .create(this.bucketName, { storage: StorageType.File, ttl: nanos(Math.max(DAY_MS, this.streamMaxAgeMs)), replicas: this.replicas })
       .catch((err) => {
         this.blobStore = undefined;
         throw err;

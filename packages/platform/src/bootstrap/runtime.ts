@@ -37,7 +37,7 @@ export async function createRuntime(services: ServiceName[], config: RunplaneCon
   let bus: Bus;
   try {
     if (config.NATS_URL) {
-      bus = await NatsBus.connect({ servers: config.NATS_URL, name: `runplane-${services.length === 1 ? services[0] : 'all'}`, namespace: config.RUNPLANE_BUS_NAMESPACE, logger });
+      bus = await NatsBus.connect({ servers: config.NATS_URL, name: `runplane-${services.length === 1 ? services[0] : 'all'}`, namespace: config.RUNPLANE_BUS_NAMESPACE, logger, replicas: config.RUNPLANE_NATS_REPLICAS });
       describe.push(`NATS bus (namespace ${config.RUNPLANE_BUS_NAMESPACE})`);
     } else {
       // The in-process bus journals events in the embedded database so a crash loses none.

@@ -15,6 +15,7 @@ import { createLogger, PinoNestLogger } from '../logging/logger.js';
 import { shutdownTelemetry, tracingInterceptors } from '../telemetry/index.js';
 import { configureFastify, createHttpAdapter } from './http-adapter.js';
 import { createRuntime, type Runtime } from './runtime.js';
+import { installHttpMetrics, MeteredBus, MetricsController, RunplaneMetrics } from '../metrics/index.js';
 import { LOGGER, type ServiceDescriptor } from './service-descriptor.js';
 
 export interface StartOptions {
@@ -39,19 +40,20 @@ export interface RunningServer {
 @Global()
 @Module({})
 class RunplaneRootModule {
-  static forRoot(services: ServiceDescriptor[], runtime: Runtime, config: RunplaneConfig, logger: Logger): DynamicModule {
+  static forRoot(services: ServiceDescriptor[], runtime: Runtime, config: RunplaneConfig, logger: Logger, metrics: RunplaneMetrics, bus: Bus): DynamicModule {
     return {
       module: RunplaneRootModule,
       imports: [AuthModule, ...services.map((s) => s.module)],
-      controllers: [HealthController],
+      controllers: [HealthController, MetricsController],
       providers: [
-        { provide: Bus, useValue: runtime.bus },
+        { provide: Bus, useValue: bus },
+        { provide: RunplaneMetrics, useValue: metrics },
         { provide: DatabaseTargets, useValue: runtime.databases },
         { provide: RunplaneConfig, useValue: config },
         { provide: LOGGER, useValue: logger },
         ReadinessService,
       ],
-      exports: [Bus, DatabaseTargets, RunplaneConfig, LOGGER, ReadinessService],
+      exports: [Bus, DatabaseTargets, RunplaneConfig, LOGGER, ReadinessService, RunplaneMetrics],
     };
   }
 }
@@ -63,14 +65,18 @@ export async function startRunplane(options: StartOptions): Promise<RunningServe
   const names = options.services.map((s) => s.name);
   const started = Date.now();
   const runtime = await createRuntime(names, config, logger, options.allInOne);
+  // One registry per process: in standalone mode every service reports into the same /metrics.
+  const metrics = new RunplaneMetrics();
+  const bus = new MeteredBus(runtime.bus, metrics);
   let app: NestFastifyApplication | undefined;
   try {
     app = await NestFactory.create<NestFastifyApplication>(
-      RunplaneRootModule.forRoot(options.services, runtime, config, logger),
+      RunplaneRootModule.forRoot(options.services, runtime, config, logger, metrics, bus),
       createHttpAdapter(),
       { logger: new PinoNestLogger(logger.child({ component: 'nest' })), abortOnError: false, bodyParser: false },
     );
     configureFastify(app.getHttpAdapter().getInstance() as unknown as FastifyInstance, logger, config.RUNPLANE_LOG_REQUESTS, config.RUNPLANE_MANAGEMENT_RATE_LIMIT);
+    installHttpMetrics(app.getHttpAdapter().getInstance() as unknown as FastifyInstance, metrics);
     const validation = createValidationPipe();
     app.useGlobalFilters(new HttpErrorFilter(logger));
     app.useGlobalPipes(validation);
@@ -78,7 +84,7 @@ export async function startRunplane(options: StartOptions): Promise<RunningServe
 
     // Deferred so it accepts its own globals; the app runs the module hooks once, so the
     // microservice must not run them again when it starts.
-    const busServer = app.connectMicroservice({ strategy: new BusTransport(runtime.bus) }, { inheritAppConfig: false, deferInitialization: true });
+    const busServer = app.connectMicroservice({ strategy: new BusTransport(bus) }, { inheritAppConfig: false, deferInitialization: true });
     (busServer as unknown as { setIsInitHookCalled(v: boolean): void }).setIsInitHookCalled(true);
     busServer.useGlobalFilters(new BusErrorPassthroughFilter());
     busServer.useGlobalPipes(validation);
@@ -111,7 +117,7 @@ export async function startRunplane(options: StartOptions): Promise<RunningServe
         clearTimeout(force);
       }
     })());
-    return { app, url, port: actualPort, logger, bus: runtime.bus, stop };
+    return { app, url, port: actualPort, logger, bus, stop };
   } catch (err) {
     await app?.close().catch(() => {});
     await runtime.close().catch(() => {});

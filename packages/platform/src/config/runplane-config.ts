@@ -1,5 +1,5 @@
 import { plainToInstance, Transform } from 'class-transformer';
-import { IsBoolean, IsIn, IsInt, IsOptional, IsString, IsUrl, Max, Min, MinLength, validateSync, type ValidationError } from 'class-validator';
+import { IsBoolean, IsIn, IsInt, IsOptional, IsString, IsUrl, Matches, Max, Min, MinLength, validateSync, type ValidationError } from 'class-validator';
 
 const toBool = ({ value }: { value: unknown }) =>
   value === undefined || value === '' ? undefined : ['1', 'true', 'yes', 'on'].includes(String(value).toLowerCase());
@@ -48,6 +48,19 @@ export class RunplaneConfig {
   @Transform(toInt) @IsInt() @Min(1000) RUNPLANE_SHUTDOWN_TIMEOUT_MS = 25_000;
 
   @IsOptional() @IsString() OTEL_EXPORTER_OTLP_ENDPOINT?: string;
+
+  /**
+   * Who may read `/metrics`: comma-separated addresses / CIDR ranges matched against the socket's
+   * peer address (docs/observability.md). Loopback only by default.
+   */
+  @IsString() @Matches(/^[0-9A-Fa-f:.,/\s]*$/, { message: 'RUNPLANE_METRICS_ALLOW must be comma-separated addresses or CIDR ranges' })
+  RUNPLANE_METRICS_ALLOW = '127.0.0.0/8,::1/128';
+
+  /**
+   * JetStream copies of Runplane's event stream and payload bucket (cluster mode): 3 on a
+   * three-server JetStream cluster so an event survives the loss of a server.
+   */
+  @Transform(toInt) @IsInt() @Min(1) @Max(5) RUNPLANE_NATS_REPLICAS = 1;
 
   /**
    * Base URL at which workers reach the queue API (`<url>/v2/...` in their RUNPOD_WEBHOOK_*

@@ -2,7 +2,7 @@
 // loaded on every start, and tracing must cost nothing when it is off.
 
 /** Incoming requests that never get a span (probes hit them every few seconds). */
-export const UNTRACED_PATHS: ReadonlySet<string> = new Set(['/healthz', '/readyz']);
+export const UNTRACED_PATHS: ReadonlySet<string> = new Set(['/healthz', '/readyz', '/metrics']);
 
 /** Service name reported when neither OTEL_SERVICE_NAME nor OTEL_RESOURCE_ATTRIBUTES names one. */
 export const DEFAULT_SERVICE_NAME = 'runplane';
