@@ -6,7 +6,7 @@ import { EndpointsRepository, type EndpointRow } from '../endpoints/endpoints.re
 import { JobsRepository } from '../jobs/jobs.repository.js';
 import { SchedulerSettings } from '../settings.js';
 import { shortId } from '../shared/ids.js';
-import { JobChanges } from '../shared/job-changes.js';
+import { ANY_JOB, JobChanges } from '../shared/job-changes.js';
 import { announce, leaseTtl } from '../timers/sweeper.service.js';
 import { Leadership } from '../timers/leadership.js';
 import { startBackoffMs } from '../workers/worker-liveness.service.js';
@@ -15,6 +15,8 @@ import { PublicUrl } from './public-url.js';
 import { decideScaling, type ScaleWorker, type WorkerStopReason } from './scaling-policy.js';
 import { gpuLabel, workerEnv } from './worker-env.js';
 
+/** How long a "settled" endpoint (see `settled`) is trusted without a new tick. */
+const SETTLED_FOR_MS = 5000;
 /** Delay before retrying a worker stop that pod-rest did not confirm. */
 const STOP_RETRY_MS = 5000;
 /** Warnings about an unreachable pod-rest / vault are repeated at most this often per endpoint. */
@@ -38,6 +40,12 @@ export class Autoscaler implements OnApplicationBootstrap, OnModuleDestroy {
   private readonly busy = new Set<string>();
   private readonly actions = new Set<Promise<void>>();
   private readonly stopRetryAt = new Map<string, number>();
+  /**
+   * Endpoints the last tick found with a live worker and nothing to start: a new job there needs no
+   * tick at once (the periodic one follows within a second). Without this, every submission under
+   * load ran a full tick, and those aggregate reads were a large share of the database's work.
+   */
+  private readonly settled = new Map<string, number>();
   private readonly warnedAt = new Map<string, number>();
 
   constructor(
@@ -54,7 +62,10 @@ export class Autoscaler implements OnApplicationBootstrap, OnModuleDestroy {
 
   onApplicationBootstrap(): void {
     // A change (new job, new endpoint, stopPod...) runs a tick soon: scale-from-zero is immediate.
-    this.unsubscribe = this.changes.onChange(() => this.poke());
+    const unChange = this.changes.onChange((endpointId) => this.poke(endpointId));
+    // Endpoint-wide changes (configuration, releases, deletion, purges) always get a prompt look.
+    const unWake = this.changes.onWake((endpointId, jobId) => { if (jobId === ANY_JOB) this.settled.delete(endpointId); });
+    this.unsubscribe = () => { unChange(); unWake(); };
     this.schedule(this.settings.autoscaleIntervalMs);
   }
 
@@ -81,7 +92,9 @@ export class Autoscaler implements OnApplicationBootstrap, OnModuleDestroy {
     this.timer.unref();
   }
 
-  private poke(): void {
+  private poke(endpointId: string): void {
+    const settledAt = this.settled.get(endpointId);
+    if (settledAt !== undefined && Date.now() - settledAt < SETTLED_FOR_MS) return;
     if (this.stopped || this.pokeTimer) return;
     this.pokeTimer = setTimeout(() => {
       this.pokeTimer = undefined;
@@ -104,7 +117,7 @@ export class Autoscaler implements OnApplicationBootstrap, OnModuleDestroy {
       // Workers already on their way out, and workers of deleted endpoints.
       const leaving = new Map<string, WorkerRow[]>();
       for (const w of workers) {
-        if (w.state === 'stopped') continue; // already stopped: a tombstone
+        if (w.state === 'stopped' || w.state === 'failed') continue; // already stopped: a tombstone
         if (w.state === 'stopping' || !byId.has(w.endpointId)) leaving.set(w.endpointId, [...(leaving.get(w.endpointId) ?? []), w]);
       }
       for (const [endpointId, list] of leaving) {
@@ -123,6 +136,9 @@ export class Autoscaler implements OnApplicationBootstrap, OnModuleDestroy {
         }, mine.map((w) => toScaleWorker(w, jobsOf.get(`${w.endpointId}\u0000${w.id}`) ?? 0, now)), {
           backoff: !!endpoint.startBackoffUntil && endpoint.startBackoffUntil > now,
         });
+        const live = mine.some((w) => (w.state === 'ready' || w.state === 'initializing') && !w.stopRequested);
+        if (live && !decision.start) this.settled.set(endpoint.id, now.getTime());
+        else this.settled.delete(endpoint.id);
         if (!decision.start && !decision.stop.length) continue;
         this.logger.debug({ endpointId: endpoint.id, ...decision }, 'autoscaler decision');
         this.act(endpoint.id, async () => {
@@ -176,6 +192,11 @@ export class Autoscaler implements OnApplicationBootstrap, OnModuleDestroy {
         templateId: endpoint.templateId,
         slsVersion: endpoint.version,
         gpuTypeId: endpoint.gpuTypeIds[0],
+        // The endpoint's hardware: the worker Pod is sized and priced like it (and gets its GPUs on Kubernetes).
+        computeType: endpoint.computeType === 'CPU' ? 'CPU' : 'GPU',
+        gpuCount: endpoint.gpuCount,
+        vcpuCount: endpoint.computeType === 'CPU' ? endpoint.vcpuCount : undefined,
+        cpuFlavorId: endpoint.cpuFlavorIds[0],
         env: workerEnv({
           baseUrl, endpointId: endpoint.id, workerId, apiKey: key, pingIntervalMs: this.settings.pingIntervalMs,
           gpu: gpuLabel(endpoint.computeType, endpoint.gpuTypeIds),
@@ -206,7 +227,7 @@ export class Autoscaler implements OnApplicationBootstrap, OnModuleDestroy {
    * not confirm is retried later.
    */
   private async stopWorker(w: WorkerRow, reason: WorkerStopReason | 'endpoint-gone-or-stopping', onlyIfIdle: boolean): Promise<void> {
-    if (w.state === 'stopped') return;
+    if (w.state === 'stopped' || w.state === 'failed') return;
     const k = `${w.endpointId}\u0000${w.id}`;
     if ((this.stopRetryAt.get(k) ?? 0) > Date.now()) return;
     if (w.state !== 'stopping' && !(await this.workers.markStopping(w.endpointId, w.id, onlyIfIdle))) return; // got a job meanwhile
@@ -227,7 +248,7 @@ export class Autoscaler implements OnApplicationBootstrap, OnModuleDestroy {
     // A managed worker's process may still poll while it shuts down (runpod-python finishes its open
     // job-take first): its row stays as a tombstone so those calls get no job and do not bring it
     // back as an external worker. External workers may legitimately return under the same id.
-    if (w.managed) await this.workers.markStopped(w.endpointId, w.id);
+    if (w.managed) await this.workers.markStopped(w.endpointId, w.id, reason === 'unhealthy');
     else await this.workers.delete(w.endpointId, w.id);
     if (w.managed) this.logger.info({ endpointId: w.endpointId, workerId: w.id, reason }, 'worker stopped');
   }
