@@ -355,6 +355,31 @@ export function runBusContractSuite(label: string, makeBus: MakeBus, options: Co
       });
     });
 
+    describe('consumer lag', () => {
+      it('counts events a group has not acknowledged yet, back to 0 once handled', async () => {
+        const bus = await make();
+        const evt = eventFor<object>(['queue-api']);
+        let release!: () => void;
+        const gate = new Promise<void>((r) => { release = r; });
+        let handled = 0;
+        await bus.consume(evt, 'queue-api', async () => { await gate; handled += 1; }, { concurrency: 1 });
+        await Promise.all([bus.publish(evt, {}), bus.publish(evt, {}), bus.publish(evt, {})]);
+        const pending = async () => (await bus.consumerLag()).find((l) => l.subject === evt.subject && l.group === 'queue-api')?.pending;
+        // The server's consumer state follows acknowledgements shortly after: poll.
+        const until = async (what: string, n: number) => {
+          const deadline = Date.now() + 5000;
+          while ((await pending()) !== n) {
+            if (Date.now() > deadline) throw new Error(`timed out waiting for ${what} (pending ${await pending()})`);
+            await sleep(20);
+          }
+        };
+        await until('3 events pending', 3);
+        release();
+        await waitFor('all handled', () => handled === 3);
+        await until('no event pending', 0);
+      });
+    });
+
     describe('signals', () => {
       it('reach every subscriber', async () => {
         const bus = await make();
