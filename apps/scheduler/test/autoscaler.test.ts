@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import { PodRpc, RunplaneError, SchedulerRpc, VaultRpc, type StartWorkerRequest } from '@runplane/contracts';
+import { PodRpc, PodSignals, RunplaneError, SchedulerRpc, VaultRpc, type StartWorkerRequest } from '@runplane/contracts';
 import { createHash } from 'node:crypto';
 import { sleep, startHarness, until, type Harness } from './support.js';
 
@@ -178,6 +178,53 @@ describe('autoscaler with a stand-in pod-rest', () => {
       comeUp(ep, second.workerId);
     });
 
+    scenario('a worker process that exits by itself is lost at once; a crash loop backs off and shows as unhealthy until a worker works', async () => {
+      const ep = await endpoint({ workersMin: 1, workersMax: 1, scalerValue: 60 });
+      const first = await nthStart(ep, 1);
+      const silence = comeUp(ep, first.workerId);
+      const crashJob = `crash-${Date.now()}`;
+      await h.call(SchedulerRpc.submitJob, { ownerId: owner, endpointId: ep, jobId: crashJob, mode: 'run', job: { input: {} } as never });
+      expect((await h.call(SchedulerRpc.takeJobs, { endpointId: ep, workerId: first.workerId, batchSize: 1, waitMs: 5000 })).jobs.map((j) => j.id)).toEqual([crashJob]);
+      // pod-rest saw its process die: no waiting for 3 missed pings.
+      silence();
+      let exitAt = Date.now();
+      await h.server.bus.signal(PodSignals.workerExited, { endpointId: ep, workerId: first.workerId, exitCode: 1 });
+      await until(async () => {
+        const job = await h.call(SchedulerRpc.getJob, { ownerId: owner, endpointId: ep, jobId: crashJob });
+        return job.status === 'IN_QUEUE' && job.retries === 1;
+      }, 1500, 'the crashed worker\'s job back in the queue');
+      // Died young: a failed start. Shown as unhealthy (and the missing worker as throttled) while backing off.
+      await until(async () => { const w = (await health(ep)).workers; return w.unhealthy === 1 && w.throttled === 1; }, 3000, 'unhealthy and throttled');
+      const second = await nthStart(ep, 2, 10_000);
+      expect(attempts.get(ep)![1] - exitAt).toBeGreaterThanOrEqual(1900);
+      // It crashes too, before ever calling in: the next back-off is longer (4 s).
+      exitAt = Date.now();
+      await h.server.bus.signal(PodSignals.workerExited, { endpointId: ep, workerId: second.workerId, exitCode: 139 });
+      const third = await nthStart(ep, 3, 15_000);
+      expect(attempts.get(ep)![2] - exitAt).toBeGreaterThanOrEqual(3900);
+      expect(stopped).toEqual(expect.arrayContaining([first.workerId, second.workerId]));
+      expect((await health(ep)).workers.unhealthy).toBe(2);
+      // This one works: it runs the requeued job; the endpoint is healthy again.
+      comeUp(ep, third.workerId);
+      expect((await h.call(SchedulerRpc.takeJobs, { endpointId: ep, workerId: third.workerId, batchSize: 1, waitMs: 5000 })).jobs.map((j) => j.id)).toEqual([crashJob]);
+      await h.call(SchedulerRpc.jobDone, { endpointId: ep, workerId: third.workerId, jobId: crashJob, body: { output: 'survived' }, isStream: false });
+      await until(async () => { const w = (await health(ep)).workers; return w.unhealthy === 0 && w.throttled === 0 && w.idle === 1; }, 5000, 'healthy again');
+    });
+
+    scenario('a worker exiting after stopPod is replaced without back-off', async () => {
+      const ep = await endpoint({ workersMin: 1, workersMax: 1 });
+      const first = await nthStart(ep, 1);
+      const silence = comeUp(ep, first.workerId);
+      const id = `stoppod-${Date.now()}`;
+      await h.call(SchedulerRpc.submitJob, { ownerId: owner, endpointId: ep, jobId: id, mode: 'run', job: { input: {} } as never });
+      await h.call(SchedulerRpc.takeJobs, { endpointId: ep, workerId: first.workerId, batchSize: 1, waitMs: 5000 });
+      await h.call(SchedulerRpc.jobDone, { endpointId: ep, workerId: first.workerId, jobId: id, body: { output: 1, stopPod: true }, isStream: false });
+      silence();
+      await h.server.bus.signal(PodSignals.workerExited, { endpointId: ep, workerId: first.workerId, exitCode: 0 });
+      await nthStart(ep, 2, 1500);
+      expect((await health(ep)).workers).toMatchObject({ throttled: 0, unhealthy: 0 });
+    });
+
     scenario('deleting an endpoint stops its workers', async () => {
       const ep = await endpoint({ workersMin: 2, workersMax: 2 });
       const a = await nthStart(ep, 1);
@@ -203,6 +250,8 @@ describe('autoscaler with a stand-in pod-rest', () => {
     'a refused start backs off exponentially (crash loop), counted as throttled',
     'pod-rest not answering is retried on later ticks without back-off',
     'a worker that never calls in is replaced after the start timeout',
+    'a worker process that exits by itself is lost at once; a crash loop backs off and shows as unhealthy until a worker works',
+    'a worker exiting after stopPod is replaced without back-off',
     'deleting an endpoint stops its workers',
   ]) it(name, () => scenarios.get(name)!, 60_000);
 });

@@ -16,6 +16,11 @@ describe('decideScaling', () => {
     expect(run({ workersMin: 0 }, {}, [])).toMatchObject({ start: 0, stop: [] });
   });
 
+  it('workers on their way out or gone (stopping, stopped, failed tombstones) are not capacity and are not stopped again', () => {
+    const gone = ['stopping', 'stopped', 'failed'].map((state) => worker({ state: state as never, idleMs: 60_000 }));
+    expect(run({ workersMin: 1 }, {}, gone)).toEqual({ start: 1, stop: [], desired: 1 });
+  });
+
   it('scales from zero at once when a normal job arrives, but not for low-priority jobs', () => {
     expect(run({}, { queued: 1, oldestWaitMs: 0 }, [])).toMatchObject({ start: 1 });
     // lowPriority jobs are not counted in `queued` at all

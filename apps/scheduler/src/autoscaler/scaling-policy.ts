@@ -27,7 +27,7 @@ export interface ScaleQueue {
 export interface ScaleWorker {
   id: string;
   managed: boolean;
-  state: 'initializing' | 'ready' | 'unhealthy' | 'stopping' | 'stopped';
+  state: 'initializing' | 'ready' | 'unhealthy' | 'stopping' | 'stopped' | 'failed';
   /** Jobs it holds. */
   jobs: number;
   /** Time since it last got or finished a job (or came up). */
@@ -49,7 +49,7 @@ export interface ScaleDecision {
 
 export function decideScaling(config: ScaleConfig, queue: ScaleQueue, workers: ScaleWorker[], options: { backoff: boolean }): ScaleDecision {
   const stop: ScaleDecision['stop'] = [];
-  const managed = workers.filter((w) => w.managed && w.state !== 'stopping' && w.state !== 'stopped');
+  const managed = workers.filter((w) => w.managed && w.state !== 'stopping' && w.state !== 'stopped' && w.state !== 'failed');
 
   // Workers that must go whatever the load: dead ones, and (once free) replaced ones.
   for (const w of managed) {

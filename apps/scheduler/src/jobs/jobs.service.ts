@@ -175,7 +175,7 @@ export class JobsService {
       if (busy.has(w.id)) counts.running += 1;
       else if (w.state === 'initializing') counts.initializing += 1;
       else if (w.state === 'ready') counts.idle += 1;
-      else if (w.state === 'unhealthy') counts.unhealthy += 1;
+      else if (w.state === 'unhealthy' || w.state === 'failed') counts.unhealthy += 1; // failed: a recent crash (see WorkerState)
       // an idle "stopping" worker is on its way out: not counted
     }
     if (endpoint.startBackoffUntil && endpoint.startBackoffUntil > now) {

@@ -2,7 +2,7 @@ import { Inject, Injectable } from '@nestjs/common';
 import {
   JOB_LIMITS,
   type Ack, type JobDoneRequest, type JobStreamRequest, type PingRequest, type ReleaseJobsRequest, type StopJobsRequest,
-  type StopJobsResponse, type TakeJobsRequest, type TakeJobsResponse, type WorkerJob,
+  type StopJobsResponse, type TakeJobsRequest, type TakeJobsResponse, type WorkerExitedSignal, type WorkerJob,
 } from '@runplane/contracts';
 import { LOGGER, type Logger } from '@runplane/platform';
 import { EndpointsRepository, type EndpointRow } from '../endpoints/endpoints.repository.js';
@@ -116,7 +116,10 @@ export class WorkerProtocolService {
 
   /** After a job finished on a worker: a managed worker that works ends the start back-off; waiters wake. */
   private async finished(endpoint: EndpointRow, seen: SeenWorker, jobId: string): Promise<void> {
-    if (seen.managed && endpoint.startFailures > 0) await this.endpointRows.resetStartFailures(endpoint.id);
+    if (seen.managed && endpoint.startFailures > 0) {
+      await this.endpointRows.resetStartFailures(endpoint.id);
+      await this.workers.forgetFailed(endpoint.id);
+    }
     this.changes.changed(endpoint.id, jobId);
   }
 
@@ -155,6 +158,26 @@ export class WorkerProtocolService {
       if (await this.jobs.stopIfNotHeld(endpoint.id, request.workerId, request.jobIds, now, redeliverBefore)) this.changes.changed(endpoint.id);
     }
     return { ok: true };
+  }
+
+  /**
+   * pod-rest saw a managed worker's process end without being asked (crash, exit): it is lost now
+   * rather than after 3 missed pings, its jobs go back to the queue, and dying young counts as a
+   * failed start (crash-loop back-off). A worker that asked to go (`stopPod`) exiting is no failure.
+   */
+  async exited(signal: WorkerExitedSignal): Promise<void> {
+    const worker = await this.workers.find(signal.endpointId, signal.workerId);
+    if (!worker?.managed) return;
+    this.touched.delete(key(signal.endpointId, signal.workerId));
+    if (worker.stopRequested) {
+      // It asked to go (stopPod): the autoscaler replaces it as any stop-requested worker; anything it still held is requeued.
+      if ((await this.jobs.requeueFromWorker(signal.endpointId, signal.workerId, new Date())).length) this.changes.changed(signal.endpointId, ANY_JOB, true);
+      return;
+    }
+    const lost = await this.workers.markUnhealthy(signal.endpointId, signal.workerId);
+    if (!lost) return; // already stopping, stopped or lost (every replica gets the signal; one acts)
+    this.logger.warn({ endpointId: signal.endpointId, workerId: signal.workerId, exitCode: signal.exitCode }, 'worker process exited by itself');
+    await this.liveness.lost([lost], new Date());
   }
 
   /** job-stop: long poll for jobs this worker must abandon; each is handed out once. */

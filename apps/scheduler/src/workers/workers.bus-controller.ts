@@ -2,7 +2,8 @@ import { Controller } from '@nestjs/common';
 import { Payload } from '@nestjs/microservices';
 import { OnRpc, OnSignal } from '@runplane/bus';
 import {
-  JobDoneRequest, JobStreamRequest, PingRequest, ReleaseJobsRequest, SchedulerRpc, SchedulerSignals, StopJobsRequest, TakeJobsRequest,
+  JobDoneRequest, JobStreamRequest, PingRequest, PodSignals, ReleaseJobsRequest, SchedulerRpc, SchedulerSignals, StopJobsRequest, TakeJobsRequest,
+  type WorkerExitedSignal,
 } from '@runplane/contracts';
 import { JobChanges } from '../shared/job-changes.js';
 import { WorkerProtocolService } from './worker-protocol.service.js';
@@ -40,6 +41,12 @@ export class WorkersBusController {
   @OnRpc(SchedulerRpc.stopJobs)
   stop(@Payload() request: StopJobsRequest) {
     return this.protocol.stop(request);
+  }
+
+  /** pod-rest: a managed worker's process ended by itself (best effort: missed pings catch it too). */
+  @OnSignal(PodSignals.workerExited)
+  async workerExited(@Payload() signal: WorkerExitedSignal) {
+    if (signal && typeof signal.endpointId === 'string' && typeof signal.workerId === 'string') await this.protocol.exited(signal);
   }
 
   /** A replica (this one included) changed a job: long polls here look again. */

@@ -8,8 +8,12 @@ export type WorkerRow = Worker;
  * Stored worker states; health derives idle/running from the jobs a ready worker holds. `stopped`:
  * a managed worker whose stop was sent; kept as a tombstone (never counted, never given a job) so
  * that its process, which may still poll while it shuts down, cannot come back as an external worker.
+ * `failed`: the same for a managed worker stopped because it was unhealthy (crashed, silent, failed
+ * its checks); `/health` counts it as unhealthy until the endpoint works again or a few minutes pass,
+ * so a crash loop is visible.
  */
-export type WorkerState = 'initializing' | 'ready' | 'unhealthy' | 'stopping' | 'stopped';
+export type WorkerState = 'initializing' | 'ready' | 'unhealthy' | 'stopping' | 'stopped' | 'failed';
+const TOMBSTONES = ['stopped', 'failed'];
 
 export interface SeenWorker {
   state: WorkerState;
@@ -124,18 +128,23 @@ export class WorkersRepository {
   }
 
   async markAllStopping(endpointId: string): Promise<void> {
-    await this.db.worker.updateMany({ where: { endpointId, state: { not: 'stopped' } }, data: { state: 'stopping' } });
+    await this.db.worker.updateMany({ where: { endpointId, state: { notIn: TOMBSTONES } }, data: { state: 'stopping' } });
   }
 
   /** A managed worker whose stop was sent: a tombstone until its process is silent (see WorkerState). */
-  async markStopped(endpointId: string, id: string): Promise<void> {
-    await this.db.worker.updateMany({ where: { endpointId, id }, data: { state: 'stopped', stopRequested: true } });
+  async markStopped(endpointId: string, id: string, failed = false): Promise<void> {
+    await this.db.worker.updateMany({ where: { endpointId, id }, data: { state: failed ? 'failed' : 'stopped', stopRequested: true } });
+  }
+
+  /** The endpoint works again (a managed worker finished a job): its failed workers are history. */
+  async forgetFailed(endpointId: string): Promise<void> {
+    await this.db.worker.deleteMany({ where: { endpointId, state: 'failed' } });
   }
 
   /** Tombstones of stopped workers whose process has not called for `afterMs`. */
   async forgetStopped(now: Date, afterMs: number): Promise<void> {
     const before = new Date(now.getTime() - afterMs);
-    await this.db.worker.deleteMany({ where: { state: 'stopped', OR: [{ lastSeenAt: { lt: before } }, { lastSeenAt: null, createdAt: { lt: before } }] } });
+    await this.db.worker.deleteMany({ where: { state: { in: TOMBSTONES }, OR: [{ lastSeenAt: { lt: before } }, { lastSeenAt: null, createdAt: { lt: before } }] } });
   }
 
   async delete(endpointId: string, id: string): Promise<void> {
