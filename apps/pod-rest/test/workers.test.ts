@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import { PodRpc, RunplaneError, TemplateRpc, VaultRpc, type Template } from '@runplane/contracts';
+import { PodRpc, PodSignals, RunplaneError, TemplateRpc, VaultRpc, type Template } from '@runplane/contracts';
 import { startTestServer, type TestServer } from '@runplane/platform';
 import { secretsVaultService } from '@runplane/secrets-vault';
 import { ComputeProvider } from '../src/compute/compute-provider.js';
@@ -108,6 +108,8 @@ describe('serverless workers through the bus (pod-rest with the local compute pr
   });
 
   it('stops a worker: SIGTERM ends the process, the Pod is TERMINATED with its exit recorded', async () => {
+    const exits: Array<{ workerId: string }> = [];
+    const sub = await server.bus.onSignal(PodSignals.workerExited, (s) => { exits.push(s); });
     const { podId } = await start('tpl-node');
     await childEnv(podId);
     const pid = await pidOf(podId);
@@ -118,6 +120,8 @@ describe('serverless workers through the bus (pod-rest with the local compute pr
     expect(isAlive(pid)).toBe(false);
     expect((await compute.logs(podId)).map((l) => l.text)).toContain('got SIGTERM'); // output drained before the exit is reported
     expect(row).toMatchObject({ desiredStatus: 'TERMINATED', exitCode: 0 });
+    expect(exits.filter((e) => e.workerId === podId)).toEqual([]); // the scheduler asked: nothing to tell it
+    await sub.stop();
     expect(row.lastStatusChange).toMatch(/^Terminated by the scheduler \(exit code 0\): /);
     // Idempotent, and scoped to the owner.
     expect(await server.bus.request(PodRpc.stopWorker, { ownerId: OWNER, workerId: podId })).toEqual({ ok: true });
@@ -125,10 +129,15 @@ describe('serverless workers through the bus (pod-rest with the local compute pr
     await expect(server.bus.request(PodRpc.stopWorker, { ownerId: OWNER, workerId: 'no-such-worker' })).rejects.toMatchObject({ status: 404 });
   });
 
-  it('records a worker that exits by itself as EXITED with its exit code', async () => {
+  it('records a worker that exits by itself as EXITED with its exit code, and tells the scheduler at once', async () => {
+    const exits: unknown[] = [];
+    const sub = await server.bus.onSignal(PodSignals.workerExited, (s) => { exits.push(s); });
     const { podId } = await start('tpl-exits');
     const row = await waitFor(async () => { const r = await pods.findById(podId); return r?.exitedAt && r; }, 'the exit on the Pod');
     expect(row).toMatchObject({ desiredStatus: 'EXITED', exitCode: 7 });
+    await waitFor(() => exits.length > 0, 'the workers.exited signal');
+    expect(exits).toEqual([{ endpointId: 'ep-1', workerId: podId, exitCode: 7 }]);
+    await sub.stop();
     expect(row.lastStatusChange).toMatch(/^Exited \(exit code 7\): /);
     // The scheduler retiring it afterwards keeps the story of the exit.
     expect(await server.bus.request(PodRpc.stopWorker, { ownerId: OWNER, workerId: podId })).toEqual({ ok: true });
