@@ -144,7 +144,7 @@ export class WorkersService implements OnApplicationBootstrap, BeforeApplication
   private async alreadyStarted(pod: PodRow | null, request: StartWorkerRequest): Promise<StartWorkerResponse> {
     if (pod && pod.ownerId === request.ownerId && pod.endpointId === request.endpointId && pod.computeRef) {
       const status = await this.compute.status(pod.computeRef);
-      if (status && status.state === 'running') return { podId: pod.id };
+      if (status && (status.state === 'running' || status.state === 'pending')) return { podId: pod.id };
     }
     throw RunplaneError.conflict(`worker id ${request.workerId} is already used by another pod`, 'POD_EXISTS');
   }

@@ -62,7 +62,7 @@ export class KubernetesComputeProvider extends ComputeProvider {
     const kc = new KubeConfig();
     kc.loadFromDefault();
     if (!kc.getCurrentCluster()) throw new Error('RUNPLANE_COMPUTE_PROVIDER=kubernetes: no Kubernetes cluster configured (in-cluster service account, KUBECONFIG or ~/.kube/config). See docs/compute.md.');
-    return new KubernetesComputeProvider(kc, { ...settings.kubernetes }, logger);
+    return new KubernetesComputeProvider(kc, { ...settings.kubernetes, defaultGraceMs: settings.kubernetes.terminationGraceSeconds * 1000 }, logger);
   }
 
   /** Starts the informer; resolves once the current Pods are listed (status() answers from it). */
