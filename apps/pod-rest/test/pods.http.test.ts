@@ -217,6 +217,17 @@ describe('REST v1 /v1/pods with the local compute provider', () => {
     await server.bus.request(PodRpc.stopWorker, { ownerId: OWNER, workerId });
   });
 
+  it('at start-up, a deleted Pod whose end was never recorded (server down meanwhile) stops counting as a use of its template', async () => {
+    const { PodsRepository } = await import('../src/pods/pods.repository.js');
+    const { PodsService } = await import('../src/pods/pods.service.js');
+    const repo = server.app.get(PodsRepository, { strict: false });
+    await repo.insert({ id: 'ghostpod000001', ownerId: OWNER, name: 'ghost', image: 'x:1', templateId: 'tpl-ghost', dockerEntrypoint: [], dockerStartCmd: ['true'], ports: [], containerDiskInGb: 1, volumeInGb: 0, env: {}, lastStatusChange: '' });
+    await repo.update('ghostpod000001', { desiredStatus: 'TERMINATED', deletedAt: new Date(), computeRef: 'ghostpod000001-1' });
+    expect((await server.bus.request(PodRpc.templateUsage, { templateId: 'tpl-ghost' })).pods).toBe(1);
+    await server.app.get(PodsService, { strict: false }).onApplicationBootstrap();
+    expect(await server.bus.request(PodRpc.templateUsage, { templateId: 'tpl-ghost' })).toEqual({ pods: 0, lastUsedAt: expect.any(String) });
+  });
+
   it('another user\'s Pod is 404 on every route and absent from their list', async () => {
     const pod = await create({ name: 'private' });
     const pid = await pidOf(pod);

@@ -179,6 +179,11 @@ export class PodsRepository {
     return this.db.pod.findUniqueOrThrow({ where: { id } });
   }
 
+  /** Deleted users' Pods whose workload's end was not recorded. */
+  findDeletedNotExited(): Promise<PodRow[]> {
+    return this.db.pod.findMany({ where: { deletedAt: { not: null }, exitedAt: null, endpointId: null } });
+  }
+
   /** Deleted Pods are kept a day (template usage needs their last use for 2 minutes). */
   async purgeDeleted(before: Date): Promise<void> {
     await this.db.pod.deleteMany({ where: { deletedAt: { lt: before }, OR: [{ exitedAt: { not: null } }, { computeRef: null }] } });

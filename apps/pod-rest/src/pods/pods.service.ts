@@ -52,6 +52,13 @@ export class PodsService implements OnApplicationBootstrap, BeforeApplicationShu
 
   async onApplicationBootstrap(): Promise<void> {
     await this.pods.purgeDeleted(new Date(Date.now() - DAY_MS));
+    // Deleted Pods whose exit was never recorded (the server went down meanwhile) would count as
+    // using their template for ever: their workload is gone, so they ended. (RUNNING ones are
+    // WorkersService's start-up check.)
+    for (const pod of await this.pods.findDeletedNotExited()) {
+      if (pod.computeRef && (await this.compute.status(pod.computeRef))) continue;
+      await this.pods.update(pod.id, { exitedAt: new Date() });
+    }
   }
 
   /** Local workloads end with the server (WorkersService releases them); their exits are recorded first. */
