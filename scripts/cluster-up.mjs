@@ -88,20 +88,28 @@ function start(s, env) {
 }
 
 const portOf = Object.fromEntries(services.map((s) => [s.name, s.port]));
+const upstreamAgent = new http.Agent({ keepAlive: true, maxSockets: 512 });
 const gateway = http.createServer((req, res) => {
   const route = routes.find(([prefix]) => req.url.startsWith(prefix));
   if (!route) {
     res.writeHead(404, { 'content-type': 'application/json' });
     return res.end(JSON.stringify({ error: `no route ${req.method} ${req.url}`, message: `no route ${req.method} ${req.url}`, status: 404 }));
   }
-  const upstream = http.request({ host: '127.0.0.1', port: portOf[route[1]], method: req.method, path: req.url, headers: req.headers }, (up) => {
+  // Hop-by-hop headers are the proxy's own business (RFC 9110 §7.6.1), as in any ingress.
+  const headers = { ...req.headers };
+  for (const h of ['connection', 'keep-alive', 'proxy-connection', 'upgrade', 'te', 'trailer']) delete headers[h];
+  const upstream = http.request({ host: '127.0.0.1', port: portOf[route[1]], method: req.method, path: req.url, headers, agent: upstreamAgent }, (up) => {
     res.writeHead(up.statusCode, up.headers);
     up.pipe(res);
   });
   upstream.on('error', (err) => {
-    if (res.headersSent) return res.destroy(err);
-    res.writeHead(502, { 'content-type': 'application/json' });
-    res.end(JSON.stringify({ error: `${route[1]} is not reachable`, message: `${route[1]} is not reachable`, status: 502 }));
+    // A service may answer early and close while the body is still being sent (413 for an
+    // oversized /run): the write fails, but its answer is on the way. Give it a moment.
+    setTimeout(() => {
+      if (res.headersSent) return res.destroy(err);
+      res.writeHead(502, { 'content-type': 'application/json' });
+      res.end(JSON.stringify({ error: `${route[1]} is not reachable`, message: `${route[1]} is not reachable`, status: 502 }));
+    }, 200);
   });
   req.pipe(upstream);
   res.on('close', () => upstream.destroy());

@@ -18,11 +18,35 @@ function limitOf(request: FastifyRequest): number | undefined {
   return PAYLOAD_LIMITS[`${request.method} ${request.routeOptions?.url ?? ''}`];
 }
 
-function tooLarge(reply: FastifyReply, limit: number, path: string): RunplaneError {
-  // The client may still be sending the rest: close the connection once the answer is out.
-  reply.header('connection', 'close');
+function tooLarge(request: FastifyRequest, limit: number, path: string): RunplaneError {
+  lingerAndDrop(request);
   const mb = limit / (1024 * 1024);
   return new RunplaneError(413, `request body is larger than the ${mb} MB limit of ${path} (${limit} bytes)`);
+}
+
+/** How much of a refused body is read and dropped, and for how long, before the connection is cut. */
+const LINGER_BYTES = 2 * JOB_LIMITS.payloadBytes.runsync;
+const LINGER_MS = 30_000;
+
+/**
+ * The client may still be sending the rest of a refused body. The answer goes out at once; the
+ * rest is read and dropped (as nginx's lingering close does) instead of the connection being
+ * closed under the client's writes, which resets it and can make the client or a proxy in between
+ * lose the answer. Bounded: past LINGER_BYTES or LINGER_MS the connection is cut anyway.
+ */
+function lingerAndDrop(request: FastifyRequest): void {
+  const raw = request.raw;
+  let dropped = 0;
+  const cut = () => raw.socket?.destroy();
+  const timer = setTimeout(cut, LINGER_MS);
+  timer.unref();
+  raw.on('data', (chunk: Buffer) => {
+    dropped += chunk.length;
+    if (dropped > LINGER_BYTES) cut();
+  });
+  raw.once('end', () => clearTimeout(timer));
+  raw.once('close', () => clearTimeout(timer));
+  raw.resume();
 }
 
 /**
@@ -41,7 +65,7 @@ export class PayloadLimits implements OnModuleInit {
       const limit = limitOf(request);
       if (limit === undefined) return;
       const declared = Number(request.headers['content-length']);
-      if (Number.isFinite(declared) && declared > limit) throw tooLarge(reply, limit, request.routeOptions.url!.replace('/v2/:endpointId', ''));
+      if (Number.isFinite(declared) && declared > limit) throw tooLarge(request, limit, request.routeOptions.url!.replace('/v2/:endpointId', ''));
     });
     fastify.addHook('preParsing', async (request, reply, payload: Readable) => {
       const limit = limitOf(request);
@@ -50,7 +74,7 @@ export class PayloadLimits implements OnModuleInit {
       const capped = new Transform({
         transform(chunk: Buffer, _encoding, done) {
           seen += chunk.length;
-          done(seen > limit ? tooLarge(reply, limit, request.routeOptions.url!.replace('/v2/:endpointId', '')) : null, chunk);
+          done(seen > limit ? tooLarge(request, limit, request.routeOptions.url!.replace('/v2/:endpointId', '')) : null, chunk);
         },
       });
       payload.on('error', (err) => capped.destroy(err));
