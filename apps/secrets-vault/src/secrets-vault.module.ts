@@ -6,6 +6,7 @@ import { ApiUsersService } from './apikeys/api-users.service.js';
 import { ApiKeysBusController } from './apikeys/apikeys.bus-controller.js';
 import { ApiKeysRepository } from './apikeys/apikeys.repository.js';
 import { ApiKeysService } from './apikeys/apikeys.service.js';
+import { KeyRotation } from './crypto/key-rotation.service.js';
 import { keyringProvider } from './crypto/keyring.provider.js';
 import { PrismaClient } from './generated/prisma/client.js';
 import { SecretsBusController } from './secrets/secrets.bus-controller.js';
@@ -21,7 +22,7 @@ export const SECRETS_VAULT_MIGRATIONS = fileURLToPath(new URL('../prisma/migrati
   imports: [DatabaseModule.forService({ service: 'secrets-vault', client: PrismaClient, migrationsDir: SECRETS_VAULT_MIGRATIONS })],
   controllers: [ApiUsersController, ApiKeysBusController, SecretsBusController, WebhookSigningBusController],
   // MasterKeyring is exported for other vault features that keep values encrypted at rest.
-  providers: [ApiKeysService, ApiUsersService, ApiKeysRepository, keyringProvider, SecretsService, SecretsRepository, WebhookSigningService, WebhookSigningRepository],
+  providers: [ApiKeysService, ApiUsersService, ApiKeysRepository, keyringProvider, KeyRotation, SecretsService, SecretsRepository, WebhookSigningService, WebhookSigningRepository],
   exports: [keyringProvider],
 })
 export class SecretsVaultModule {}

@@ -1,4 +1,5 @@
 import { Injectable } from '@nestjs/common';
+import type { SealedStore } from '../crypto/sealed-store.js';
 import { Prisma, PrismaClient, type Secret as SecretRow } from '../generated/prisma/client.js';
 
 export type { SecretRow };
@@ -10,7 +11,7 @@ const knownError = (err: unknown, code: string) => err instanceof Prisma.PrismaC
 
 /** Data access of secrets; the only code that knows the table (which holds ciphertext only). */
 @Injectable()
-export class SecretsRepository {
+export class SecretsRepository implements SealedStore<SecretRow> {
   constructor(private readonly db: PrismaClient) {}
 
   async create(row: Omit<SecretRow, 'createdAt' | 'updatedAt'>): Promise<SecretRow | typeof NAME_TAKEN | typeof NO_SUCH_USER> {
@@ -43,8 +44,17 @@ export class SecretsRepository {
   }
 
   /** Swaps the wrapped data key, only if nobody re-wrapped the row meanwhile (replicas may race). */
-  async rewrap(id: string, fromKeyId: string, to: Pick<SecretRow, 'wrappedKey' | 'keyId'>): Promise<boolean> {
-    const { count } = await this.db.secret.updateMany({ where: { id, keyId: fromKeyId }, data: to });
+  async rewrap(row: SecretRow, to: Pick<SecretRow, 'wrappedKey' | 'keyId'>): Promise<boolean> {
+    const { count } = await this.db.secret.updateMany({ where: { id: row.id, keyId: row.keyId }, data: to });
     return count === 1;
   }
+
+  readonly what = 'secrets';
+
+  aadOf(row: Pick<SecretRow, 'id' | 'ownerId'>): string {
+    return secretAad(row);
+  }
 }
+
+/** Binds a secret's ciphertext to its row and owner: moved elsewhere it no longer opens. */
+export const secretAad = (row: Pick<SecretRow, 'id' | 'ownerId'>) => `secret:${row.id}:${row.ownerId}`;

@@ -1,4 +1,4 @@
-import { Inject, Injectable, type OnApplicationBootstrap } from '@nestjs/common';
+import { Inject, Injectable } from '@nestjs/common';
 import {
   RunplaneError, secretNamesIn, substituteSecrets,
   type Ack, type ResolveSecretsResponse, type Secret, type SecretCreateDto,
@@ -6,10 +6,9 @@ import {
 import { LOGGER, type Logger } from '@runplane/platform';
 import { randomBytes } from 'node:crypto';
 import { MasterKeyring } from '../crypto/master-keyring.js';
-import { NAME_TAKEN, NO_SUCH_USER, SecretsRepository, type SecretRow } from './secrets.repository.js';
+import { NAME_TAKEN, NO_SUCH_USER, secretAad, SecretsRepository, type SecretRow } from './secrets.repository.js';
 
 /** Binds a ciphertext to its row: moving it to another secret or owner makes it unreadable. */
-const aadOf = (row: Pick<SecretRow, 'id' | 'ownerId'>) => `secret:${row.id}:${row.ownerId}`;
 
 const view = (row: SecretRow): Secret => ({
   id: row.id, name: row.name, description: row.description, createdAt: row.createdAt.toISOString(), updatedAt: row.updatedAt.toISOString(),
@@ -20,7 +19,7 @@ const view = (row: SecretRow): Secret => ({
  * (`resolve`, when a worker or Pod starts); every other answer is the value-less view.
  */
 @Injectable()
-export class SecretsService implements OnApplicationBootstrap {
+export class SecretsService {
   constructor(
     private readonly secrets: SecretsRepository,
     private readonly keyring: MasterKeyring,
@@ -29,7 +28,7 @@ export class SecretsService implements OnApplicationBootstrap {
 
   async create(ownerId: string, input: SecretCreateDto): Promise<Secret> {
     const id = `sec_${randomBytes(12).toString('hex')}`;
-    const sealed = this.keyring.seal(input.value, aadOf({ id, ownerId }));
+    const sealed = this.keyring.seal(input.value, secretAad({ id, ownerId }));
     const row = await this.secrets.create({ id, ownerId, name: input.name, description: input.description ?? null, ...sealed });
     if (row === NAME_TAKEN) throw RunplaneError.conflict(`a secret named "${input.name}" already exists`, 'SECRET_NAME_TAKEN');
     if (row === NO_SUCH_USER) throw RunplaneError.notFound(`user ${ownerId} not found`, 'USER_NOT_FOUND');
@@ -63,30 +62,7 @@ export class SecretsService implements OnApplicationBootstrap {
         missing.map((n) => ({ path: `env.RUNPOD_SECRET_${n}`, message: `secret "${n}" does not exist` })), 'SECRET_NOT_FOUND');
     }
     const values: Record<string, string> = {};
-    for (const row of rows) values[row.name] = this.keyring.open(row, aadOf(row));
+    for (const row of rows) values[row.name] = this.keyring.open(row, secretAad(row));
     return { env: substituteSecrets(env, values) };
-  }
-
-  /** After a master key rotation: data keys sealed with an older key are re-sealed with the current one. */
-  async onApplicationBootstrap(): Promise<void> {
-    let moved = 0;
-    const stuck = new Set<string>();
-    for (;;) {
-      const rows = (await this.secrets.findNotWrappedWith(this.keyring.currentKeyId, 100)).filter((r) => !stuck.has(r.id));
-      if (!rows.length) break;
-      for (const row of rows) {
-        if (!this.keyring.knows(row.keyId)) {
-          stuck.add(row.id);
-          continue;
-        }
-        if (await this.secrets.rewrap(row.id, row.keyId, this.keyring.rewrap(row, aadOf(row)))) moved++;
-      }
-      if (rows.every((r) => stuck.has(r.id))) break;
-    }
-    if (moved) this.logger.info({ secrets: moved, keyId: this.keyring.currentKeyId }, 're-wrapped secrets with the current master key');
-    if (stuck.size) {
-      this.logger.error({ secrets: stuck.size }, 'some secrets are sealed with a master key that is not configured: they cannot be resolved ' +
-        'until that key is given in RUNPLANE_MASTER_KEY_PREVIOUS');
-    }
   }
 }

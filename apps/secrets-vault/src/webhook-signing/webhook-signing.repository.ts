@@ -1,11 +1,12 @@
 import { Injectable } from '@nestjs/common';
+import type { SealedStore } from '../crypto/sealed-store.js';
 import { PrismaClient, type WebhookSigningSecret } from '../generated/prisma/client.js';
 
 export type SigningSecretRow = WebhookSigningSecret;
 
 /** Data access of webhook signing secrets (ciphertext only). */
 @Injectable()
-export class WebhookSigningRepository {
+export class WebhookSigningRepository implements SealedStore<SigningSecretRow> {
   constructor(private readonly db: PrismaClient) {}
 
   find(userId: string): Promise<SigningSecretRow | null> {
@@ -17,4 +18,22 @@ export class WebhookSigningRepository {
     await this.db.webhookSigningSecret.createMany({ data: [row], skipDuplicates: true });
     return this.db.webhookSigningSecret.findUniqueOrThrow({ where: { userId: row.userId } });
   }
+
+  readonly what = 'webhook signing secrets';
+
+  findNotWrappedWith(currentKeyId: string, take: number): Promise<SigningSecretRow[]> {
+    return this.db.webhookSigningSecret.findMany({ where: { keyId: { not: currentKeyId } }, take, orderBy: { userId: 'asc' } });
+  }
+
+  async rewrap(row: SigningSecretRow, to: Pick<SigningSecretRow, 'wrappedKey' | 'keyId'>): Promise<boolean> {
+    const { count } = await this.db.webhookSigningSecret.updateMany({ where: { userId: row.userId, keyId: row.keyId }, data: to });
+    return count === 1;
+  }
+
+  aadOf(row: Pick<SigningSecretRow, 'userId'>): string {
+    return signingSecretAad(row.userId);
+  }
 }
+
+/** Binds the ciphertext to its user: moved to another row it no longer opens. */
+export const signingSecretAad = (userId: string) => `webhook-signing:${userId}`;
