@@ -1,0 +1,53 @@
+// Measurement drivers shared by every benchmarked system. A system is measured through one
+// function, submitAndWait(input) → { submitted, startedAt, observed } (epoch ms, comparable across
+// the processes of this machine): submit one job, wait until its result is observed, and report
+// when the handler started (the handler returns its own clock reading).
+
+/** Milliseconds since the epoch with sub-millisecond precision, comparable across processes. */
+export const now = () => performance.timeOrigin + performance.now();
+export const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
+export const round = (x) => (x === undefined || x === null || Number.isNaN(x) ? undefined : Math.round(x * 100) / 100);
+
+/**
+ * Dispatch latency with idle waiting workers: one job at a time, a short pause between jobs so the
+ * workers are back to waiting. dispatch = submit → handler start, roundTrip = submit → result observed.
+ */
+export async function latency(submitAndWait, { jobs, warmup = 50, pauseMs = 2 }) {
+  for (let i = 0; i < warmup; i++) await submitAndWait({ warmup: i }); // JIT, connections, caches
+  const dispatch = [];
+  const roundTrip = [];
+  for (let i = 0; i < jobs; i++) {
+    const r = await submitAndWait({ i });
+    dispatch.push(r.startedAt - r.submitted);
+    roundTrip.push(r.observed - r.submitted);
+    await sleep(pauseMs);
+  }
+  return { dispatch: summary(dispatch), roundTrip: summary(roundTrip) };
+}
+
+/**
+ * End-to-end throughput: `jobs` no-op jobs, one submit per job, `clients` callers at once, each
+ * submitting its next job when the previous one's result is observed. jobs/s from the first
+ * submit to the last result observed.
+ */
+export async function throughput(submitAndWait, { jobs, clients }) {
+  let next = 0;
+  const roundTrip = [];
+  const started = now();
+  const caller = async () => {
+    while (next < jobs) {
+      next += 1;
+      const r = await submitAndWait({});
+      roundTrip.push(r.observed - r.submitted);
+    }
+  };
+  await Promise.all(Array.from({ length: clients }, caller));
+  const seconds = (now() - started) / 1000;
+  return { jobs, clients, seconds: round(seconds), jobsPerSecond: round(jobs / seconds), roundTrip: summary(roundTrip) };
+}
+
+export function summary(values) {
+  const sorted = [...values].sort((a, b) => a - b);
+  const at = (p) => sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))];
+  return { n: sorted.length, p50: round(at(50)), p90: round(at(90)), p99: round(at(99)), max: round(sorted[sorted.length - 1]) };
+}

@@ -1,0 +1,133 @@
+// Starting a throwaway Runplane server (standalone or cluster) and measuring it through its public
+// HTTP API only: the same calls a RunPod client and a worker built with the worker SDK make.
+import { execFileSync, spawn } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import fs from 'node:fs';
+import net from 'node:net';
+import os from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { now, sleep } from './measure.mjs';
+
+export const benchRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
+const pgBase = process.env.RUNPLANE_LOCAL_PG ?? 'postgresql://postgres@127.0.0.1:5432';
+
+export function freePort() {
+  return new Promise((resolve) => {
+    const s = net.createServer().listen(0, '127.0.0.1', () => {
+      const { port } = s.address();
+      s.close(() => resolve(port));
+    });
+  });
+}
+
+/**
+ * Starts a fresh server. standalone: `runplane start` on a temporary data dir. cluster: the six
+ * services on the local NATS + PostgreSQL through scripts/cluster-up.mjs (with its ingress-like
+ * gateway), on databases and bus subjects of a namespace of their own, dropped by stop().
+ * `env` adds settings (e.g. RUNPLANE_RATE_LIMITS); `profileDir` makes every Node process of the
+ * server write a --cpu-prof profile there when it exits.
+ */
+export async function startServer(mode, { apiKey, serverRoot = benchRoot, env: extra = {}, profileDir } = {}) {
+  const port = await freePort();
+  const env = { ...process.env, RUNPLANE_API_KEY: apiKey, LOG_LEVEL: 'warn', HOST: '127.0.0.1', ...extra };
+  for (const k of Object.keys(env)) if (/^(NATS_URL|DATABASE_URL.*)$/.test(k)) delete env[k];
+  if (profileDir) env.NODE_OPTIONS = `${env.NODE_OPTIONS ?? ''} --cpu-prof --cpu-prof-dir=${path.resolve(profileDir)}`.trim();
+  let child;
+  let dataDir;
+  let namespace;
+  if (mode === 'standalone') {
+    dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'runplane-bench-'));
+    child = spawn(process.execPath, [path.join(serverRoot, 'packages/cli/bin/runplane.js'), 'start'],
+      { env: { ...env, PORT: String(port), RUNPLANE_DATA_DIR: dataDir }, stdio: ['ignore', 'pipe', 'pipe'], detached: true });
+  } else {
+    // The services listen on port+1..port+6 (queue-api is port+1); a free gateway port makes them
+    // very likely free too.
+    namespace = `rp_bench_${randomBytes(4).toString('hex')}`;
+    child = spawn(process.execPath, [path.join(serverRoot, 'scripts/cluster-up.mjs'), '--port', String(port), '--fresh'],
+      { env: { ...env, RUNPLANE_BUS_NAMESPACE: namespace }, stdio: ['ignore', 'pipe', 'pipe'], detached: true });
+  }
+  let log = '';
+  child.stdout.on('data', (d) => { log += d; });
+  child.stderr.on('data', (d) => { log += d; });
+  const base = `http://127.0.0.1:${port}`;
+  const stop = async () => {
+    try { process.kill(-child.pid, 'SIGTERM'); } catch { /* gone */ }
+    await Promise.race([new Promise((r) => (child.exitCode !== null ? r() : child.once('exit', r))), sleep(20_000)]);
+    try { process.kill(-child.pid, 'SIGKILL'); } catch { /* gone */ }
+    if (dataDir) fs.rmSync(dataDir, { recursive: true, force: true });
+    if (namespace) dropClusterDatabases(namespace);
+  };
+  const deadline = Date.now() + 180_000;
+  try {
+    for (;;) {
+      if (child.exitCode !== null) throw new Error(`${mode} server exited:\n${log.slice(-3000)}`);
+      const ready = mode === 'cluster' ? log.includes('Runplane cluster ready') : await fetch(`${base}/readyz`).then((r) => r.ok, () => false);
+      if (ready) break;
+      if (Date.now() > deadline) throw new Error(`${mode} server not ready in 180 s:\n${log.slice(-3000)}`);
+      await sleep(250);
+    }
+  } catch (err) {
+    await stop();
+    throw err;
+  }
+  // In cluster mode /v2 is served by queue-api itself at port+1; the gateway in front of it is a
+  // development stand-in for the ingress, so load tests of /run go to queue-api directly.
+  const queueApiBase = mode === 'cluster' ? `http://127.0.0.1:${port + 1}` : base;
+  return { mode, base, queueApiBase, stop, log: () => log };
+}
+
+function dropClusterDatabases(namespace) {
+  const dbs = ['secrets_vault', 'scheduler', 'template_graphql', 'pod_rest', 'webhook_sender', 'queue_api'].map((s) => `${namespace}_${s}`);
+  for (const db of dbs) {
+    try {
+      execFileSync('psql', [`${pgBase}/postgres`, '-qc', `DROP DATABASE IF EXISTS ${db} WITH (FORCE)`], { stdio: 'ignore' });
+    } catch { /* best effort: a left-over bench database is harmless */ }
+  }
+}
+
+/**
+ * Creates a template + endpoint whose managed workers run bench/bench-worker.mjs (a no-op handler
+ * written with @runplane/worker-sdk) and waits until `workers` of them wait idle in job-take.
+ * workers 0 gives an endpoint nobody serves (its jobs stay queued), for intake tests.
+ */
+export async function createEndpoint(api, base, { workers, concurrency, name = 'bench' }) {
+  const template = await api.request(base, 'POST', '/v1/templates', {
+    name: `${name}-${Date.now()}-${randomBytes(3).toString('hex')}`, imageName: 'runplane/bench-worker:1', isServerless: true,
+    dockerStartCmd: ['node', path.join(benchRoot, 'bench/bench-worker.mjs')], env: { WORKER_CONCURRENCY: String(concurrency) },
+  });
+  const endpoint = await api.request(base, 'POST', '/v1/endpoints', {
+    name, templateId: template.id, workersMin: workers, workersMax: workers,
+  });
+  const deadline = Date.now() + 90_000;
+  while (workers > 0) {
+    const health = await api.request(base, 'GET', `/v2/${endpoint.id}/health`);
+    if (health.workers.idle >= workers) break;
+    if (Date.now() > deadline) throw new Error(`workers did not become idle: ${JSON.stringify(health)}`);
+    await sleep(200);
+  }
+  return endpoint.id;
+}
+
+/** One /runsync call per job: the RunPod way to submit a job and get its result. */
+export function runsyncSubmitter(api, base, endpointId) {
+  return async (input) => {
+    const submitted = now();
+    const record = await api.request(base, 'POST', `/v2/${endpointId}/runsync?wait=60000`, { input });
+    const observed = now();
+    if (record.status !== 'COMPLETED') throw new Error(`job ${record.id} ended ${record.status}: ${JSON.stringify(record).slice(0, 300)}`);
+    return { submitted, observed, startedAt: record.output?.startedAt };
+  };
+}
+
+/** `count` endpoints without workers (their jobs stay queued), sharing one template: intake targets. */
+export async function createIdleEndpoints(api, base, count) {
+  const template = await api.request(base, 'POST', '/v1/templates', {
+    name: `intake-${Date.now()}-${randomBytes(3).toString('hex')}`, imageName: 'runplane/bench-worker:1', isServerless: true,
+  });
+  const ids = [];
+  for (let i = 0; i < count; i++) {
+    ids.push((await api.request(base, 'POST', '/v1/endpoints', { name: `intake-${i}`, templateId: template.id, workersMin: 0, workersMax: 0 })).id);
+  }
+  return ids;
+}
