@@ -9,4 +9,11 @@ export const queueApiService: ServiceDescriptor = {
   module: QueueApiModule,
   defaultPort: 8081,
   migrationsDir: QUEUE_API_MIGRATIONS,
+  openApi: {
+    tags: [
+      { name: 'Queue', description: 'Jobs of a serverless endpoint (RunPod queue API): submit, wait, status, stream, cancel, retry, purge, health.' },
+      { name: 'Worker protocol', description: "What RunPod's worker SDK calls: take jobs, post results and stream chunks, ping, job-stop." },
+      { name: 'OpenAI-compatible', description: 'OpenAI API requests run as jobs: `base_url = <server>/v2/{endpointId}/openai/v1`.' },
+    ],
+  },
 };

@@ -9,4 +9,7 @@ export const secretsVaultService: ServiceDescriptor = {
   module: SecretsVaultModule,
   defaultPort: 8086,
   migrationsDir: SECRETS_VAULT_MIGRATIONS,
+  openApi: {
+    tags: [{ name: 'Users and API keys', description: 'Users and their API keys (contract §1): keys are shown once, stored hashed, never wider than their creator.' }],
+  },
 };

@@ -4,6 +4,7 @@ import { databaseUrlVariable, EmbeddedPostgres, embeddedTarget, migrateTarget, p
 import { ConfigError, createLogger, loadConfig, startRunplane, type ServiceDescriptor } from '@runplane/platform';
 import { ADMIN_HELP, runAdminCommand } from './commands/admin.js';
 import { CLIENT_HELP } from './commands/common.js';
+import { DOCS_HELP, runDocsCommand } from './commands/docs.js';
 import { QUEUE_HELP, runQueueCommand } from './commands/queue.js';
 import { ALL_SERVICES, serviceByName } from './services.js';
 
@@ -14,6 +15,7 @@ Usage:
                                       and in-process bus unless NATS_URL / DATABASE_URL are set)
   runplane start --service <name>     one service (cluster mode: needs NATS_URL and its DATABASE_URL)
   runplane migrate [--service <name>] apply database migrations and exit
+${DOCS_HELP}
 ${QUEUE_HELP}
 ${ADMIN_HELP}
 ${CLIENT_HELP}
@@ -28,7 +30,7 @@ async function main(argv: string[]): Promise<number> {
     url: { type: 'string' }, key: { type: 'string' }, name: { type: 'string' }, scope: { type: 'string' },
     user: { type: 'string' }, endpoint: { type: 'string' }, json: { type: 'boolean' },
     template: { type: 'string' }, 'workers-min': { type: 'string' }, 'workers-max': { type: 'string' },
-    input: { type: 'string' }, async: { type: 'boolean' }, wait: { type: 'string' },
+    input: { type: 'string' }, async: { type: 'boolean' }, wait: { type: 'string' }, out: { type: 'string' }, check: { type: 'boolean' },
   } });
   const command = positionals[0];
   if (values.help || !command) {
@@ -38,6 +40,7 @@ async function main(argv: string[]): Promise<number> {
   const services = values.service ? [serviceByName(values.service)] : Object.values(ALL_SERVICES);
   if (command === 'start') return start(services, !values.service);
   if (command === 'migrate') return migrate(services);
+  if (command === 'docs') return runDocsCommand(services, values);
   if (command === 'keys' || command === 'users') return runAdminCommand(command, positionals.slice(1), values);
   if (command === 'endpoints' || command === 'jobs') return runQueueCommand(command, positionals.slice(1), values);
   process.stderr.write(`unknown command "${command}"\n\n${HELP}\n`);

@@ -14,3 +14,4 @@ export * from './telemetry/index.js';
 export * from './testing/test-server.js';
 export * from './http/json-body.js';
 export * from './metrics/index.js';
+export * from './docs/index.js';

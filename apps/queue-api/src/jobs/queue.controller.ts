@@ -1,6 +1,8 @@
 import { Body, Controller, Get, Headers, HttpCode, Param, Post, Query, UseInterceptors } from '@nestjs/common';
+import { ApiBody, ApiHeader, ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
 import { CurrentPrincipal, RequireAccess } from '@runplane/auth';
 import { JobRequestDto, type Principal } from '@runplane/contracts';
+import { ApiError, ApiErrors, schemaRef } from '@runplane/platform';
 import { LimitedOperation, QueueLimitsInterceptor } from '../limits/queue-limits.interceptor.js';
 import { parseIdempotencyKey } from './idempotency.service.js';
 import { ListRequestsQuery, StatusQuery, SyncWaitQuery } from './queue-query.dto.js';
@@ -12,12 +14,22 @@ import { QueueService } from './queue.service.js';
  * are enforced before the body is read (PayloadLimits); rate and concurrency limits per operation by
  * QueueLimitsInterceptor (/retry and /health have none in the spec's table).
  */
+const IDEMPOTENCY_KEY = { name: 'idempotency-key', required: false, description: 'Per endpoint for 24 h: the same key returns the same job, never enqueued twice.' };
+const RUN_EXAMPLE = { value: { input: { prompt: 'Hello, world' }, webhook: 'https://example.com/hook', policy: { executionTimeout: 600000, ttl: 86400000 } } };
+
+@ApiTags('Queue')
+@ApiErrors(404)
 @Controller('v2/:endpointId')
 @UseInterceptors(QueueLimitsInterceptor)
 export class QueueController {
   constructor(private readonly queue: QueueService) {}
 
   @Post('run')
+  @ApiOperation({ summary: 'Submit a job', description: 'Queues the job and answers at once (body at most 10 MB). Results are kept 30 minutes after it finishes.' })
+  @ApiBody({ type: JobRequestDto, examples: { job: RUN_EXAMPLE } })
+  @ApiHeader(IDEMPOTENCY_KEY)
+  @ApiOkResponse({ description: 'The job, `IN_QUEUE`.', schema: schemaRef('JobAccepted'), example: { id: '5f2c6b9e-3d1a-4c8e-9b7f-2a6d4e8c1f03', status: 'IN_QUEUE' } })
+  @ApiErrors(413, 429)
   @LimitedOperation('run')
   @HttpCode(200)
   run(@CurrentPrincipal() principal: Principal, @Param('endpointId') endpointId: string, @Body() body: JobRequestDto,
@@ -26,6 +38,18 @@ export class QueueController {
   }
 
   @Post('runsync')
+  @ApiOperation({
+    summary: 'Submit a job and wait for its result',
+    description: 'Waits up to `wait` ms (body at most 20 MB). A job still running then is answered `{id, status}` and keeps running (fetch it with /status); a finished one is kept 1 minute.',
+  })
+  @ApiBody({ type: JobRequestDto, examples: { job: RUN_EXAMPLE } })
+  @ApiHeader(IDEMPOTENCY_KEY)
+  @ApiOkResponse({
+    description: 'The job record: final, or `IN_QUEUE`/`IN_PROGRESS` when the wait elapsed.',
+    schema: schemaRef('JobRecord'),
+    example: { id: 'sync-5f2c6b9e-3d1a-4c8e-9b7f-2a6d4e8c1f03', status: 'COMPLETED', delayTime: 824, executionTime: 3391, output: { text: 'Hello!' } },
+  })
+  @ApiErrors(413, 429)
   @LimitedOperation('runsync')
   @HttpCode(200)
   runsync(@CurrentPrincipal() principal: Principal, @Param('endpointId') endpointId: string, @Body() body: JobRequestDto,
@@ -35,6 +59,9 @@ export class QueueController {
 
   // /status, /status-sync and /stream are reads whatever the method: the Go SDK uses POST (§3.4).
   @Get('status/:jobId')
+  @ApiOperation({ summary: 'Job status and result', description: '`?ttl=` sets the job\'s time to live, counted from its submission. An expired job is 404.' })
+  @ApiOkResponse({ description: 'The job record.', schema: schemaRef('JobRecord'), example: { id: '5f2c6b9e-3d1a-4c8e-9b7f-2a6d4e8c1f03', status: 'IN_PROGRESS', delayTime: 2100, workerId: 'w-1', retries: 0 } })
+  @ApiError(429)
   @LimitedOperation('status')
   @RequireAccess('read')
   status(@CurrentPrincipal() principal: Principal, @Param('endpointId') endpointId: string, @Param('jobId') jobId: string, @Query() query: StatusQuery) {
@@ -42,6 +69,9 @@ export class QueueController {
   }
 
   @Post('status/:jobId')
+  @ApiOperation({ summary: 'Job status and result (POST, as RunPod\'s Go SDK sends it)' })
+  @ApiOkResponse({ description: 'The job record.', schema: schemaRef('JobRecord') })
+  @ApiError(429)
   @LimitedOperation('status')
   @HttpCode(200)
   @RequireAccess('read')
@@ -50,6 +80,9 @@ export class QueueController {
   }
 
   @Get('status-sync/:jobId')
+  @ApiOperation({ summary: 'Job status, waiting for a final state', description: 'Like /status, but blocks up to `wait` ms (default 90000) until the job is final.' })
+  @ApiOkResponse({ description: 'The job record.', schema: schemaRef('JobRecord') })
+  @ApiError(429)
   @LimitedOperation('status')
   @RequireAccess('read')
   statusSync(@CurrentPrincipal() principal: Principal, @Param('endpointId') endpointId: string, @Param('jobId') jobId: string, @Query() query: SyncWaitQuery) {
@@ -57,6 +90,9 @@ export class QueueController {
   }
 
   @Post('status-sync/:jobId')
+  @ApiOperation({ summary: 'Job status, waiting for a final state (POST)' })
+  @ApiOkResponse({ description: 'The job record.', schema: schemaRef('JobRecord') })
+  @ApiError(429)
   @LimitedOperation('status')
   @HttpCode(200)
   @RequireAccess('read')
@@ -65,6 +101,10 @@ export class QueueController {
   }
 
   @Post('cancel/:jobId')
+  @ApiOperation({ summary: 'Cancel a job', description: 'A queued or running job becomes `CANCELLED` (its worker is told to stop); cancelling it again repeats the answer.' })
+  @ApiOkResponse({ description: '`{id, status: "CANCELLED"}`.', schema: schemaRef('JobAccepted'), example: { id: '5f2c6b9e-3d1a-4c8e-9b7f-2a6d4e8c1f03', status: 'CANCELLED' } })
+  @ApiError(409, 'The job already completed, failed or timed out.')
+  @ApiError(429)
   @LimitedOperation('cancel')
   @HttpCode(200)
   cancel(@CurrentPrincipal() principal: Principal, @Param('endpointId') endpointId: string, @Param('jobId') jobId: string) {
@@ -72,12 +112,18 @@ export class QueueController {
   }
 
   @Post('retry/:jobId')
+  @ApiOperation({ summary: 'Retry a failed job', description: 'A `FAILED` or `TIMED_OUT` job whose results are still kept goes back to the queue with its input.' })
+  @ApiOkResponse({ description: '`{id, status: "IN_QUEUE"}`.', schema: schemaRef('JobAccepted'), example: { id: '5f2c6b9e-3d1a-4c8e-9b7f-2a6d4e8c1f03', status: 'IN_QUEUE' } })
+  @ApiError(409, 'The job is not FAILED or TIMED_OUT, or its results were dropped.')
   @HttpCode(200)
   retry(@CurrentPrincipal() principal: Principal, @Param('endpointId') endpointId: string, @Param('jobId') jobId: string) {
     return this.queue.retry(principal, endpointId, jobId);
   }
 
   @Post('purge-queue')
+  @ApiOperation({ summary: 'Remove every queued job', description: 'Only jobs waiting in the queue are removed; running jobs continue.' })
+  @ApiOkResponse({ description: 'How many jobs were removed.', schema: schemaRef('PurgeResponse'), example: { removed: 2, status: 'completed' } })
+  @ApiError(429)
   @LimitedOperation('purge-queue')
   @HttpCode(200)
   purge(@CurrentPrincipal() principal: Principal, @Param('endpointId') endpointId: string) {
@@ -85,11 +131,20 @@ export class QueueController {
   }
 
   @Get('health')
+  @ApiOperation({ summary: 'Job counts and workers of the endpoint' })
+  @ApiOkResponse({
+    description: 'The health record.',
+    schema: schemaRef('HealthRecord'),
+    example: { jobs: { completed: 12, failed: 1, inProgress: 1, inQueue: 3, retried: 0 }, workers: { idle: 0, initializing: 0, ready: 0, running: 1, throttled: 0, unhealthy: 0 } },
+  })
   health(@CurrentPrincipal() principal: Principal, @Param('endpointId') endpointId: string) {
     return this.queue.health(principal, endpointId);
   }
 
   @Get('requests')
+  @ApiOperation({ summary: 'List the endpoint\'s jobs, newest first', description: 'Page with `limit` (at most 100) and the previous answer\'s `nextCursor`.' })
+  @ApiOkResponse({ description: 'One page of jobs.', schema: schemaRef('ListJobsResponse') })
+  @ApiError(429)
   @LimitedOperation('requests')
   requests(@CurrentPrincipal() principal: Principal, @Param('endpointId') endpointId: string, @Query() query: ListRequestsQuery) {
     return this.queue.list(principal, endpointId, query);

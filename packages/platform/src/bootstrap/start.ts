@@ -14,9 +14,10 @@ import { createValidationPipe } from '../http/validation.js';
 import { createLogger, PinoNestLogger } from '../logging/logger.js';
 import { shutdownTelemetry, tracingInterceptors } from '../telemetry/index.js';
 import { configureFastify, createHttpAdapter } from './http-adapter.js';
-import { createRuntime, type Runtime } from './runtime.js';
+import { createRuntime } from './runtime.js';
 import { installHttpMetrics, MeteredBus, MetricsController, RunplaneMetrics } from '../metrics/index.js';
 import { LOGGER, type ServiceDescriptor } from './service-descriptor.js';
+import { installApiDocs } from '../docs/api-docs.js';
 
 export interface StartOptions {
   services: ServiceDescriptor[];
@@ -33,14 +34,31 @@ export interface RunningServer {
   logger: Logger;
   /** The process's bus (tests use it to call services directly). */
   bus: Bus;
+  /** Every route the HTTP server registered (tests hold the OpenAPI document to it). */
+  routes: readonly RegisteredRoute[];
   /** Graceful stop: not ready, stop taking work, finish in-flight, close bus and databases. */
   stop(): Promise<void>;
+}
+
+/** A route as Fastify registered it (`url` with `:params` and `*`). */
+export interface RegisteredRoute {
+  method: string;
+  url: string;
+}
+
+/** The process-wide values every module may inject. */
+interface RootValues {
+  bus: Bus;
+  metrics: RunplaneMetrics;
+  databases: DatabaseTargets;
+  config: RunplaneConfig;
+  logger: Logger;
 }
 
 @Global()
 @Module({})
 class RunplaneRootModule {
-  static forRoot(services: ServiceDescriptor[], runtime: Runtime, config: RunplaneConfig, logger: Logger, metrics: RunplaneMetrics, bus: Bus): DynamicModule {
+  static forRoot(services: ServiceDescriptor[], { bus, metrics, databases, config, logger }: RootValues): DynamicModule {
     return {
       module: RunplaneRootModule,
       imports: [AuthModule, ...services.map((s) => s.module)],
@@ -48,7 +66,7 @@ class RunplaneRootModule {
       providers: [
         { provide: Bus, useValue: bus },
         { provide: RunplaneMetrics, useValue: metrics },
-        { provide: DatabaseTargets, useValue: runtime.databases },
+        { provide: DatabaseTargets, useValue: databases },
         { provide: RunplaneConfig, useValue: config },
         { provide: LOGGER, useValue: logger },
         ReadinessService,
@@ -71,12 +89,18 @@ export async function startRunplane(options: StartOptions): Promise<RunningServe
   let app: NestFastifyApplication | undefined;
   try {
     app = await NestFactory.create<NestFastifyApplication>(
-      RunplaneRootModule.forRoot(options.services, runtime, config, logger, metrics, bus),
+      RunplaneRootModule.forRoot(options.services, { bus, metrics, databases: runtime.databases, config, logger }),
       createHttpAdapter(),
       { logger: new PinoNestLogger(logger.child({ component: 'nest' })), abortOnError: false, bodyParser: false },
     );
-    configureFastify(app.getHttpAdapter().getInstance() as unknown as FastifyInstance, logger, config.RUNPLANE_LOG_REQUESTS, config.RUNPLANE_MANAGEMENT_RATE_LIMIT);
-    installHttpMetrics(app.getHttpAdapter().getInstance() as unknown as FastifyInstance, metrics);
+    const fastify = app.getHttpAdapter().getInstance() as unknown as FastifyInstance;
+    const routes: RegisteredRoute[] = [];
+    fastify.addHook('onRoute', (route) => {
+      for (const method of [route.method].flat()) routes.push({ method, url: route.url });
+    });
+    configureFastify(fastify, logger, config.RUNPLANE_LOG_REQUESTS, config.RUNPLANE_MANAGEMENT_RATE_LIMIT);
+    installHttpMetrics(fastify, metrics);
+    installApiDocs(app, options.services);
     const validation = createValidationPipe();
     app.useGlobalFilters(new HttpErrorFilter(logger));
     app.useGlobalPipes(validation);
@@ -117,10 +141,24 @@ export async function startRunplane(options: StartOptions): Promise<RunningServe
         clearTimeout(force);
       }
     })());
-    return { app, url, port: actualPort, logger, bus, stop };
+    return { app, url, port: actualPort, logger, bus, routes, stop };
   } catch (err) {
     await app?.close().catch(() => {});
     await runtime.close().catch(() => {});
     throw err;
   }
+}
+
+/**
+ * The application of `services` without running anything: Nest's preview mode resolves the module
+ * graph but instantiates no provider, so no database, bus or port is opened. Enough to describe the
+ * routes (buildOpenApiDocument) offline, e.g. for `runplane docs`. Close it after use.
+ */
+export async function createApiPreview(services: ServiceDescriptor[]): Promise<NestFastifyApplication> {
+  const absent = {} as never; // stands in for the process-wide values; preview mode never uses them
+  return NestFactory.create<NestFastifyApplication>(
+    RunplaneRootModule.forRoot(services, { bus: absent, metrics: absent, databases: absent, config: absent, logger: absent }),
+    createHttpAdapter(),
+    { preview: true, logger: false, abortOnError: false, bodyParser: false },
+  );
 }

@@ -4,7 +4,7 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { RateLimiterMemory, RateLimiterRes } from 'rate-limiter-flexible';
 
 /** Paths of the management APIs (REST and GraphQL); the queue API has its own per-endpoint limits. */
-const MANAGEMENT = /^\/(v1\/|graphql)/;
+export const MANAGEMENT_PATHS = /^\/(v1\/|graphql)/;
 const WINDOW_SECONDS = 10;
 
 /**
@@ -17,7 +17,7 @@ export function installManagementRateLimit(fastify: FastifyInstance, perWindow: 
   if (perWindow <= 0) return;
   const limiter = new RateLimiterMemory({ points: perWindow, duration: WINDOW_SECONDS, keyPrefix: 'mgmt' });
   fastify.addHook('onRequest', async (request: FastifyRequest, reply: FastifyReply) => {
-    if (!MANAGEMENT.test(request.url)) return;
+    if (!MANAGEMENT_PATHS.test(request.url)) return;
     try {
       await limiter.consume(callerOf(request));
     } catch (res) {

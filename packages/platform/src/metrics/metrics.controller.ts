@@ -1,4 +1,5 @@
 import { Controller, Get, Inject, Req, Res } from '@nestjs/common';
+import { ApiOkResponse, ApiOperation, ApiProduces, ApiTags } from '@nestjs/swagger';
 import { Public } from '@runplane/auth';
 import { RunplaneError } from '@runplane/contracts';
 import type { FastifyReply, FastifyRequest } from 'fastify';
@@ -7,6 +8,7 @@ import { LOGGER } from '../bootstrap/service-descriptor.js';
 import { RunplaneConfig } from '../config/runplane-config.js';
 import { metricsAllowList } from './allow-list.js';
 import { RunplaneMetrics } from './runplane-metrics.js';
+import { ApiError } from '../docs/decorators.js';
 
 /**
  * `GET /metrics` (Prometheus text format). Not behind an API key — scrapers rarely carry one and
@@ -14,6 +16,7 @@ import { RunplaneMetrics } from './runplane-metrics.js';
  * RUNPLANE_METRICS_ALLOW (loopback by default; the Kubernetes manifests allow the pod network,
  * whose ingress never routes /metrics). The socket's address counts, never X-Forwarded-For.
  */
+@ApiTags('Operations')
 @Controller()
 export class MetricsController {
   private readonly allowed: (address: string | undefined) => boolean;
@@ -23,6 +26,10 @@ export class MetricsController {
   }
 
   @Public()
+  @ApiOperation({ summary: 'Prometheus metrics', description: 'Only for peers whose address is in RUNPLANE_METRICS_ALLOW (loopback by default).' })
+  @ApiProduces('text/plain')
+  @ApiOkResponse({ description: 'Prometheus text format.', schema: { type: 'string' } })
+  @ApiError(403, 'The peer\'s address is not in RUNPLANE_METRICS_ALLOW.')
   @Get('metrics')
   async scrape(@Req() request: FastifyRequest, @Res() reply: FastifyReply) {
     if (!this.allowed(request.socket.remoteAddress)) {

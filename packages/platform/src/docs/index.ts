@@ -1,0 +1,3 @@
+export * from './api-docs.js';
+export * from './decorators.js';
+export * from './openapi-document.js';
