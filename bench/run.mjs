@@ -15,7 +15,8 @@
 //   - Runplane only: /run intake under autocannon (--intake-connections for --intake-seconds) on an
 //     endpoint without workers, req/s accepted and latency; with rate limits off, and (unless
 //     --no-limits-on) again with limits on, spread over --intake-endpoints endpoints so that no
-//     endpoint reaches its limit: the difference is what checking the limits costs.
+//     endpoint reaches its limit: the difference is what checking the limits costs (--limits-on
+//     adds this to --quick, which skips it).
 // Every system gets the same worker side: --workers worker processes of --concurrency jobs each.
 // Runplane servers run with RUNPLANE_RATE_LIMITS=false except in the "limits on" intake: a default
 // endpoint admits 200 /runsync per second and 100 /run per second (docs/limits.md), an API policy
@@ -52,6 +53,7 @@ const { values: opts } = parseArgs({
     'intake-seconds': { type: 'string' },
     'intake-connections': { type: 'string', default: '50' },
     'intake-endpoints': { type: 'string', default: '100' },
+    'limits-on': { type: 'boolean', default: false },
     'no-limits-on': { type: 'boolean', default: false },
     'profile-dir': { type: 'string' },
   },
@@ -68,7 +70,7 @@ const config = {
   intakeSeconds: Number(opts['intake-seconds'] ?? preset.intakeSeconds),
   intakeConnections: Number(opts['intake-connections']),
   intakeEndpointsLimitsOn: Number(opts['intake-endpoints']),
-  limitsOn: preset.limitsOn && !opts['no-limits-on'],
+  limitsOn: (preset.limitsOn || opts['limits-on']) && !opts['no-limits-on'],
 };
 const systems = opts.systems.split(',').map((s) => s.trim()).filter(Boolean);
 const apiKey = `bench-${randomBytes(16).toString('hex')}`;
@@ -87,9 +89,10 @@ async function measureQueue(label, submitAndWait) {
   return { ...lat, throughput: thr };
 }
 
-async function runplane(mode) {
+/** Fills `out` as it goes, so what was measured before a failure is kept. */
+async function runplane(mode, out) {
   const api = apiClient(apiKey);
-  const out = { settings: { rateLimits: false, workers: config.workers, concurrency: config.concurrency } };
+  out.settings = { rateLimits: false, workers: config.workers, concurrency: config.concurrency };
   log(`Runplane ${mode}: starting a fresh server (rate limits off)`);
   let server = await startServer(mode, { apiKey, env: { RUNPLANE_RATE_LIMITS: 'false' }, profileDir: opts['profile-dir'] });
   try {
@@ -99,6 +102,8 @@ async function runplane(mode) {
     log(`Runplane ${mode}: /run intake, rate limits off (${config.intakeConnections} connections, ${config.intakeSeconds} s, ${server.queueApiBase})`);
     out.intake = await runIntake(api, server.queueApiBase, [idle], { apiKey, seconds: config.intakeSeconds, connections: config.intakeConnections });
     log(`Runplane ${mode}: ${out.intake.acceptedPerSecond} /run per s, p99 ${out.intake.latency.p99} ms`);
+  } catch (err) {
+    throw withLog(err, server);
   } finally {
     await server.stop();
   }
@@ -110,46 +115,53 @@ async function runplane(mode) {
       log(`Runplane ${mode}: /run intake, rate limits on, spread over ${ids.length} endpoints`);
       out.intakeLimitsOn = await runIntake(api, server.queueApiBase, ids, { apiKey, seconds: config.intakeSeconds, connections: config.intakeConnections });
       log(`Runplane ${mode}: ${out.intakeLimitsOn.acceptedPerSecond} /run per s, p99 ${out.intakeLimitsOn.latency.p99} ms (limits on)`);
+    } catch (err) {
+      throw withLog(err, server);
     } finally {
       await server.stop();
     }
   }
   api.close();
-  return out;
 }
 
-async function peer(label, start) {
+function withLog(err, server) {
+  err.message += `\n--- server log tail ---\n${server.log().slice(-3000)}`;
+  return err;
+}
+
+async function peer(label, start, out) {
   const sys = await start({ workers: config.workers, concurrency: config.concurrency });
   try {
-    return { settings: sys.settings, ...(await measureQueue(label, sys.submitAndWait)) };
+    Object.assign(out, { settings: sys.settings }, await measureQueue(label, sys.submitAndWait));
   } finally {
     await sys.stop();
   }
 }
 
 const runners = {
-  standalone: () => runplane('standalone'),
-  cluster: () => runplane('cluster'),
-  bullmq: async () => {
+  standalone: (out) => runplane('standalone', out),
+  cluster: (out) => runplane('cluster', out),
+  bullmq: async (out) => {
     const redis = await ensureRedis(log);
     try {
       results.versions.redis ??= (await versions()).redis;
-      return await peer('BullMQ', startBullmq);
+      await peer('BullMQ', startBullmq, out);
     } finally {
       await redis.stop();
     }
   },
-  'pg-boss': () => peer('pg-boss', startPgBoss),
+  'pg-boss': (out) => peer('pg-boss', startPgBoss, out),
 };
 
 for (const system of systems) {
   if (!runners[system]) throw new Error(`unknown system ${system}; known: ${Object.keys(runners).join(', ')}`);
   const t0 = Date.now();
+  const out = (results.systems[system] = {});
   try {
-    results.systems[system] = await runners[system]();
+    await runners[system](out);
   } catch (err) {
     log(`${system} failed: ${err.stack}`);
-    results.systems[system] = { error: String(err.message).slice(0, 2000) };
+    out.error = String(err.message).slice(0, 4000);
     process.exitCode = 1;
   }
   Object.assign(results.systems[system], { seconds: Math.round((Date.now() - t0) / 1000), loadAverageAfter: loadAverage() });
@@ -170,7 +182,7 @@ const row = (r = {}, intake) => defined({
   'result p50 ms': r.roundTrip?.p50, 'result p90 ms': r.roundTrip?.p90, 'result p99 ms': r.roundTrip?.p99,
   '/run req/s': intake?.acceptedPerSecond, '/run p50 ms': intake?.latency.p50, '/run p99 ms': intake?.latency.p99,
   'load 1m': r.loadAverageAfter?.[0],
-}));
+});
 const ratio = (a, b) => {
   const out = {};
   for (const [k, v] of Object.entries(a)) if (k !== 'load 1m' && typeof b[k] === 'number' && b[k] !== 0) out[k] = round(v / b[k]);
@@ -178,13 +190,13 @@ const ratio = (a, b) => {
 };
 const table = {};
 for (const [system, r] of Object.entries(results.systems)) {
-  table[names[system]] = r.error ? { 'e2e jobs/s': 'failed' } : row(r, r.intake);
+  table[names[system]] = r.error && !r.throughput ? { 'e2e jobs/s': 'failed' } : row(r, r.intake);
   if (r.intakeLimitsOn) table[`${names[system]}, limits on`] = row({}, r.intakeLimitsOn);
 }
 for (const mode of ['standalone', 'cluster']) {
   for (const p of ['bullmq', 'pg-boss']) {
     const [a, b] = [results.systems[mode], results.systems[p]];
-    if (a && b && !a.error && !b.error) table[`ratio ${mode} / ${p}`] = ratio(row(a), row(b));
+    if (a?.throughput && b?.throughput) table[`ratio ${mode} / ${p}`] = ratio(row(a), row(b));
   }
   const r = results.systems[mode];
   if (r?.intake && r.intakeLimitsOn) table[`ratio ${mode} limits on / off`] = ratio(row({}, r.intakeLimitsOn), row({}, r.intake));
