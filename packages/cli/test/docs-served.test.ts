@@ -76,6 +76,10 @@ describe('the API reference served at /docs', () => {
       expect({ asset, status: res.status }).toEqual({ asset, status: 200 });
       await res.arrayBuffer();
     }
+    // Nothing else of swagger-ui-dist's directory is reachable.
+    const other = await fetch(`${server.url}/docs/package.json`);
+    expect(other.status).toBe(404);
+    expect(await other.json()).toMatchObject({ status: 404 });
   });
 
   it('docs/schema.graphql is the schema /graphql answers introspection with', async () => {

@@ -64,7 +64,8 @@ describe('the committed API reference (docs/openapi.json, docs/schema.graphql)',
     expect(schemas.TemplateUpdateDto.properties.env).toEqual({ type: 'object', additionalProperties: { type: 'string' } });
     const runsync = document.paths['/v2/{endpointId}/runsync'].post;
     expect(runsync.requestBody.content['application/json'].schema).toEqual({ $ref: '#/components/schemas/JobRequestDto' });
-    expect(runsync.parameters).toContainEqual({ name: 'wait', in: 'query', required: false, schema: { type: 'integer', minimum: 1000, maximum: 300000 } });
+    expect(runsync.parameters).toContainEqual(expect.objectContaining({ name: 'wait', in: 'query', required: false, schema: { type: 'integer', minimum: 1000, maximum: 300000 } }));
+    expect(runsync.responses['500']).toEqual({ $ref: '#/components/responses/InternalError' });
     // Response schemas come from the contracts' interfaces.
     expect(schemas.JobRecord.required).toEqual(['id', 'status']);
     expect(runsync.responses['200'].content['application/json'].schema).toEqual({ $ref: '#/components/schemas/JobRecord' });

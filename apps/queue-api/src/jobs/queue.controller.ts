@@ -1,5 +1,5 @@
 import { Body, Controller, Get, Headers, HttpCode, Param, Post, Query, UseInterceptors } from '@nestjs/common';
-import { ApiBody, ApiHeader, ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
+import { ApiBody, ApiHeader, ApiOkResponse, ApiOperation, ApiQuery, ApiTags } from '@nestjs/swagger';
 import { CurrentPrincipal, RequireAccess } from '@runplane/auth';
 import { JobRequestDto, type Principal } from '@runplane/contracts';
 import { ApiError, ApiErrors, schemaRef } from '@runplane/platform';
@@ -14,11 +14,15 @@ import { QueueService } from './queue.service.js';
  * are enforced before the body is read (PayloadLimits); rate and concurrency limits per operation by
  * QueueLimitsInterceptor (/retry and /health have none in the spec's table).
  */
+const JOB_NOT_FOUND = "Unknown endpoint or job, another user's, or a job removed when its TTL elapsed.";
+// Query descriptions; names, types and ranges come from the query DTOs.
+const WAIT = { name: 'wait', description: 'How long the call waits for a final state, in ms (default 90000); not how long results are kept.' };
+const TTL = { name: 'ttl', description: "Sets the job's time to live, in ms counted from its submission." };
 const IDEMPOTENCY_KEY = { name: 'idempotency-key', required: false, description: 'Per endpoint for 24 h: the same key returns the same job, never enqueued twice.' };
 const RUN_EXAMPLE = { value: { input: { prompt: 'Hello, world' }, webhook: 'https://example.com/hook', policy: { executionTimeout: 600000, ttl: 86400000 } } };
 
 @ApiTags('Queue')
-@ApiErrors(404)
+@ApiError(404, JOB_NOT_FOUND)
 @Controller('v2/:endpointId')
 @UseInterceptors(QueueLimitsInterceptor)
 export class QueueController {
@@ -44,6 +48,7 @@ export class QueueController {
   })
   @ApiBody({ type: JobRequestDto, examples: { job: RUN_EXAMPLE } })
   @ApiHeader(IDEMPOTENCY_KEY)
+  @ApiQuery(WAIT)
   @ApiOkResponse({
     description: 'The job record: final, or `IN_QUEUE`/`IN_PROGRESS` when the wait elapsed.',
     schema: schemaRef('JobRecord'),
@@ -60,6 +65,7 @@ export class QueueController {
   // /status, /status-sync and /stream are reads whatever the method: the Go SDK uses POST (§3.4).
   @Get('status/:jobId')
   @ApiOperation({ summary: 'Job status and result', description: '`?ttl=` sets the job\'s time to live, counted from its submission. An expired job is 404.' })
+  @ApiQuery(TTL)
   @ApiOkResponse({ description: 'The job record.', schema: schemaRef('JobRecord'), example: { id: '5f2c6b9e-3d1a-4c8e-9b7f-2a6d4e8c1f03', status: 'IN_PROGRESS', delayTime: 2100, workerId: 'w-1', retries: 0 } })
   @ApiError(429)
   @LimitedOperation('status')
@@ -70,6 +76,7 @@ export class QueueController {
 
   @Post('status/:jobId')
   @ApiOperation({ summary: 'Job status and result (POST, as RunPod\'s Go SDK sends it)' })
+  @ApiQuery(TTL)
   @ApiOkResponse({ description: 'The job record.', schema: schemaRef('JobRecord') })
   @ApiError(429)
   @LimitedOperation('status')
@@ -81,6 +88,7 @@ export class QueueController {
 
   @Get('status-sync/:jobId')
   @ApiOperation({ summary: 'Job status, waiting for a final state', description: 'Like /status, but blocks up to `wait` ms (default 90000) until the job is final.' })
+  @ApiQuery(WAIT)
   @ApiOkResponse({ description: 'The job record.', schema: schemaRef('JobRecord') })
   @ApiError(429)
   @LimitedOperation('status')
@@ -91,6 +99,7 @@ export class QueueController {
 
   @Post('status-sync/:jobId')
   @ApiOperation({ summary: 'Job status, waiting for a final state (POST)' })
+  @ApiQuery(WAIT)
   @ApiOkResponse({ description: 'The job record.', schema: schemaRef('JobRecord') })
   @ApiError(429)
   @LimitedOperation('status')
@@ -143,6 +152,7 @@ export class QueueController {
 
   @Get('requests')
   @ApiOperation({ summary: 'List the endpoint\'s jobs, newest first', description: 'Page with `limit` (at most 100) and the previous answer\'s `nextCursor`.' })
+  @ApiQuery({ name: 'cursor', description: 'The `nextCursor` of the previous page.' })
   @ApiOkResponse({ description: 'One page of jobs.', schema: schemaRef('ListJobsResponse') })
   @ApiError(429)
   @LimitedOperation('requests')

@@ -24,6 +24,7 @@ export const ERROR_MEANINGS: Readonly<Record<number, string>> = {
   409: 'Conflicts with the current state of the resource.',
   413: 'Request body larger than the route accepts.',
   429: 'Over a rate or concurrency limit; retry after `Retry-After` seconds.',
+  500: 'A fault of the server, never of the request; logged, answered without its details.',
   503: 'A service this call depends on did not answer; retry later.',
 };
 

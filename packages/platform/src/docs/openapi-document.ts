@@ -95,6 +95,7 @@ export function buildOpenApiDocument(app: INestApplication, services: readonly S
     ...Object.fromEntries([...schemas].map(([name, { schema }]) => [name, schema])),
   };
   document.components = { ...document.components, schemas: reachableSchemas(document, components) as never };
+  document.tags = orderTags(document);
   return document;
 }
 
@@ -141,6 +142,7 @@ function describeOperation(path: string, method: string, operation: Operation, c
     operation.description = [operation.description, `Access: ${ACCESS_TEXT[access]}.`].filter(Boolean).join('\n\n');
     if (metadata<boolean>(QUERY_KEY_ALLOWED, handler, controller)) operation.security = [{ bearer: [] }, { rawKey: [] }, { queryKey: [] }];
     error(401);
+    error(500);
   }
 
   // Bodies and query objects typed with a class-validator DTO are validated by the global pipe.
@@ -161,7 +163,7 @@ function describeOperation(path: string, method: string, operation: Operation, c
 
 /** The usual error responses, shared through `components.responses`. */
 const ERROR_RESPONSES: Record<string, { status: number; response: object }> = {
-  ...Object.fromEntries(Object.entries({ 400: 'BadRequest', 401: 'Unauthorized', 403: 'Forbidden', 404: 'NotFound', 409: 'Conflict', 413: 'PayloadTooLarge', 429: 'TooManyRequests', 503: 'Unavailable' })
+  ...Object.fromEntries(Object.entries({ 400: 'BadRequest', 401: 'Unauthorized', 403: 'Forbidden', 404: 'NotFound', 409: 'Conflict', 413: 'PayloadTooLarge', 429: 'TooManyRequests', 500: 'InternalError', 503: 'Unavailable' })
     .map(([status, name]) => [name, { status: Number(status), response: errorBody(ERROR_MEANINGS[Number(status)], Number(status) === 429) }])),
   ManagementRateLimited: {
     status: 429,
@@ -255,6 +257,23 @@ function expandWildcards(document: OpenAPIObject): void {
       if (!HTTP_METHODS.some((m) => item[m])) delete document.paths[path];
     }
   }
+}
+
+/** Tags in the order a reader needs them: the queue API, then REST, GraphQL, the rest. */
+function orderTags(document: OpenAPIObject): OpenAPIObject['tags'] {
+  const prefixes = ['/v2/', '/v1/', '/graphql'];
+  const rank = (path: string) => {
+    const index = prefixes.findIndex((prefix) => path.startsWith(prefix));
+    return index < 0 ? prefixes.length : index;
+  };
+  const first = new Map<string, number>();
+  for (const [path, item] of Object.entries(document.paths)) {
+    for (const method of HTTP_METHODS) {
+      for (const tag of ((item[method] as Operation | undefined)?.tags ?? []) as string[]) first.set(tag, Math.min(first.get(tag) ?? Infinity, rank(path)));
+    }
+  }
+  const tags = document.tags ?? [];
+  return tags.map((tag, index) => ({ tag, index })).sort((a, b) => (first.get(a.tag.name) ?? Infinity) - (first.get(b.tag.name) ?? Infinity) || a.index - b.index).map(({ tag }) => tag);
 }
 
 /** A handler serving several paths (`@Post(['a/:x/:y', 'a/:x'])`) gets one operation id per path. */
