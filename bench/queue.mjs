@@ -30,7 +30,7 @@ const { values: opts } = parseArgs({
     workers: { type: 'string', default: '2' },
     concurrency: { type: 'string', default: '8' },
     clients: { type: 'string', default: '32' },
-    // e.g. --profile-dir /tmp/prof: the server's processes run with --cpu-prof (open in Chrome DevTools)
+    // e.g. --profile-dir /tmp/prof: CPU profiles of the server's processes (bench/profile-summary.mjs)
     'profile-dir': { type: 'string' },
     baseline: { type: 'string' },
   },
@@ -54,6 +54,7 @@ for (const [mode, which, serverRoot] of runs) {
   const server = await startServer(mode, { apiKey, serverRoot, env: { RUNPLANE_RATE_LIMITS: 'false' }, profileDir: opts['profile-dir'] });
   try {
     const submit = runsyncSubmitter(api, server.base, await createEndpoint(api, server.base, config));
+    server.startProfiling(); // with --profile-dir: latency and throughput, not start-up
     process.stderr.write(`[bench] ${label}: latency (${config.latencyJobs} sequential jobs)\n`);
     const lat = await latency(submit, { jobs: config.latencyJobs });
     process.stderr.write(`[bench] ${label}: throughput (${config.jobs} jobs, ${config.clients} callers)\n`);

@@ -5,13 +5,17 @@
 //   npm run build && npm run bench              (= node bench/run.mjs: the default sizes below)
 //   node bench/run.mjs --quick                  (a short smoke run)
 //   node bench/run.mjs --full                   (issue 9's sizes: 20,000 e2e jobs, 2,000 latency jobs)
-//   node bench/run.mjs --systems standalone,bullmq --jobs 5000 --profile-dir /tmp/prof
+//   node bench/run.mjs --systems standalone,bullmq --jobs 5000
+//   node bench/run.mjs --systems cluster --profile-dir /tmp/prof [--profile-phase throughput|intake]
+//       (CPU profiles of the server's processes during that phase and until the server stops:
+//        summarise with node bench/profile-summary.mjs <file>, or open in Chrome DevTools)
 //
 // For each system, through its public interface only:
 //   - dispatch latency: --latency-jobs jobs one at a time with idle workers waiting; submit →
 //     handler start, and submit → result observed; p50/p90/p99;
 //   - e2e throughput: --jobs no-op jobs, one submit per job, --clients callers at once, each waiting
-//     for its job's result before submitting the next; jobs/s from first submit to last result;
+//     for its job's result before submitting the next; jobs/s from first submit to last result, and
+//     "late": over the 9th tenth of the jobs (lower when a job's cost grows with the jobs stored);
 //   - Runplane only: /run intake under autocannon (--intake-connections for --intake-seconds) on an
 //     endpoint without workers, req/s accepted and latency; with rate limits off, and (unless
 //     --no-limits-on) again with limits on, spread over --intake-endpoints endpoints so that no
@@ -56,6 +60,7 @@ const { values: opts } = parseArgs({
     'limits-on': { type: 'boolean', default: false },
     'no-limits-on': { type: 'boolean', default: false },
     'profile-dir': { type: 'string' },
+    'profile-phase': { type: 'string', default: 'throughput' },
   },
 });
 const preset = presets[opts.full ? 'full' : opts.quick ? 'quick' : 'default'];
@@ -80,10 +85,11 @@ const results = { date: new Date().toISOString(), machine: machine(), versions: 
 const startedAt = Date.now();
 
 /** Dispatch latency then e2e throughput of one system, through its submitAndWait. */
-async function measureQueue(label, submitAndWait) {
+async function measureQueue(label, submitAndWait, beforeThroughput = () => {}) {
   log(`${label}: dispatch latency (${config.latencyJobs} sequential jobs after ${config.warmup} warm-up)`);
   const lat = await latency(submitAndWait, { jobs: config.latencyJobs, warmup: config.warmup });
   log(`${label}: e2e throughput (${config.jobs} jobs, ${config.clients} callers)`);
+  beforeThroughput();
   const thr = await throughput(submitAndWait, { jobs: config.jobs, clients: config.clients });
   log(`${label}: ${thr.jobsPerSecond} jobs/s, dispatch p50 ${lat.dispatch.p50} ms`);
   return { ...lat, throughput: thr };
@@ -97,8 +103,10 @@ async function runplane(mode, out) {
   let server = await startServer(mode, { apiKey, env: { RUNPLANE_RATE_LIMITS: 'false' }, profileDir: opts['profile-dir'] });
   try {
     const endpoint = await createEndpoint(api, server.base, { workers: config.workers, concurrency: config.concurrency });
-    Object.assign(out, await measureQueue(`Runplane ${mode}`, runsyncSubmitter(api, server.base, endpoint)));
+    const profileThroughput = () => { if (opts['profile-phase'] === 'throughput') server.startProfiling(); };
+    Object.assign(out, await measureQueue(`Runplane ${mode}`, runsyncSubmitter(api, server.base, endpoint), profileThroughput));
     const [idle] = await createIdleEndpoints(api, server.base, 1);
+    if (opts['profile-phase'] === 'intake') server.startProfiling();
     log(`Runplane ${mode}: /run intake, rate limits off (${config.intakeConnections} connections, ${config.intakeSeconds} s, ${server.queueApiBase})`);
     out.intake = await runIntake(api, server.queueApiBase, [idle], { apiKey, seconds: config.intakeSeconds, connections: config.intakeConnections });
     log(`Runplane ${mode}: ${out.intake.acceptedPerSecond} /run per s, p99 ${out.intake.latency.p99} ms`);
@@ -177,7 +185,7 @@ const names = {
 };
 const defined = (o) => Object.fromEntries(Object.entries(o).filter(([, v]) => v !== undefined)); // blank cells
 const row = (r = {}, intake) => defined({
-  'e2e jobs/s': r.throughput?.jobsPerSecond,
+  'e2e jobs/s': r.throughput?.jobsPerSecond, 'e2e late jobs/s': r.throughput?.lateJobsPerSecond,
   'dispatch p50 ms': r.dispatch?.p50, 'dispatch p90 ms': r.dispatch?.p90, 'dispatch p99 ms': r.dispatch?.p99,
   'result p50 ms': r.roundTrip?.p50, 'result p90 ms': r.roundTrip?.p90, 'result p99 ms': r.roundTrip?.p99,
   '/run req/s': intake?.acceptedPerSecond, '/run p50 ms': intake?.latency.p50, '/run p99 ms': intake?.latency.p99,
@@ -210,7 +218,7 @@ console.log(`${config.jobs} e2e jobs (${config.clients} callers), ${config.laten
   `/run: ${config.intakeConnections} connections × ${config.intakeSeconds} s; ${results.seconds} s in all`);
 console.table(table);
 console.log('ratio rows: Runplane ÷ peer (jobs/s and req/s: above 1 = Runplane ahead; latencies: below 1 = Runplane ahead).');
-console.log('dispatch = submit → handler start; result = submit → result observed by the submitter (idle workers, one job at a time).');
+console.log('e2e late = jobs/s over the 9th tenth of the e2e jobs; dispatch = submit → handler start; result = submit → result observed by the submitter (idle workers, one job at a time).');
 
 fs.mkdirSync(path.join(benchRoot, 'bench/results'), { recursive: true });
 const file = path.join(benchRoot, 'bench/results', `bench-${results.date.replace(/[:.]/g, '-')}.json`);

@@ -28,22 +28,33 @@ export async function latency(submitAndWait, { jobs, warmup = 50, pauseMs = 2 })
 /**
  * End-to-end throughput: `jobs` no-op jobs, one submit per job, `clients` callers at once, each
  * submitting its next job when the previous one's result is observed. jobs/s from the first
- * submit to the last result observed.
+ * submit to the last result observed; also the rate over the 2nd and the 9th tenth of the jobs
+ * (away from ramp-up and drain), which differ when a job's cost grows with the jobs already stored.
  */
 export async function throughput(submitAndWait, { jobs, clients }) {
   let next = 0;
   const roundTrip = [];
+  const done = [];
   const started = now();
   const caller = async () => {
     while (next < jobs) {
       next += 1;
       const r = await submitAndWait({});
       roundTrip.push(r.observed - r.submitted);
+      done.push(r.observed);
     }
   };
   await Promise.all(Array.from({ length: clients }, caller));
   const seconds = (now() - started) / 1000;
-  return { jobs, clients, seconds: round(seconds), jobsPerSecond: round(jobs / seconds), roundTrip: summary(roundTrip) };
+  const rate = (from, to) => {
+    const [a, b] = [Math.floor((from * jobs) / 10), Math.min(jobs - 1, Math.floor((to * jobs) / 10))];
+    return b > a ? round((b - a) / ((done[b] - done[a]) / 1000)) : undefined;
+  };
+  return {
+    jobs, clients, seconds: round(seconds), jobsPerSecond: round(jobs / seconds),
+    earlyJobsPerSecond: rate(1, 2), lateJobsPerSecond: rate(8, 9),
+    roundTrip: summary(roundTrip),
+  };
 }
 
 export function summary(values) {

@@ -26,13 +26,16 @@ export function freePort() {
  * services on the local NATS + PostgreSQL through scripts/cluster-up.mjs (with its ingress-like
  * gateway), on databases and bus subjects of a namespace of their own, dropped by stop().
  * `env` adds settings (e.g. RUNPLANE_RATE_LIMITS); `profileDir` makes every Node process of the
- * server write a --cpu-prof profile there when it exits.
+ * server write a CPU profile there, from startProfiling() until it stops (lib/cpu-profile-hook.cjs).
  */
 export async function startServer(mode, { apiKey, serverRoot = benchRoot, env: extra = {}, profileDir } = {}) {
   const port = await freePort();
   const env = { ...process.env, RUNPLANE_API_KEY: apiKey, LOG_LEVEL: 'warn', HOST: '127.0.0.1', ...extra };
   for (const k of Object.keys(env)) if (/^(NATS_URL|DATABASE_URL.*)$/.test(k)) delete env[k];
-  if (profileDir) env.NODE_OPTIONS = `${env.NODE_OPTIONS ?? ''} --cpu-prof --cpu-prof-dir=${path.resolve(profileDir)}`.trim();
+  if (profileDir) {
+    env.NODE_OPTIONS = `${env.NODE_OPTIONS ?? ''} --require ${path.join(benchRoot, 'bench/lib/cpu-profile-hook.cjs')}`.trim();
+    env.RUNPLANE_BENCH_PROFILE_DIR = path.resolve(profileDir);
+  }
   let child;
   let dataDir;
   let namespace;
@@ -74,7 +77,14 @@ export async function startServer(mode, { apiKey, serverRoot = benchRoot, env: e
   // In cluster mode /v2 is served by queue-api itself at port+1; the gateway in front of it is a
   // development stand-in for the ingress, so load tests of /run go to queue-api directly.
   const queueApiBase = mode === 'cluster' ? `http://127.0.0.1:${port + 1}` : base;
-  return { mode, base, queueApiBase, stop, log: () => log };
+  // With profileDir: starts the profiles of the server's own processes (cluster-up prints its
+  // services' pids), leaving start-up out; they are written when the server stops.
+  const startProfiling = () => {
+    if (!profileDir) return;
+    const pids = new Map([['main', child.pid], ...[...log.matchAll(/\[([\w-]+)\] started \(pid (\d+)\)/g)].map((m) => [m[1], Number(m[2])])]);
+    for (const pid of pids.values()) try { process.kill(pid, 'SIGUSR2'); } catch { /* gone */ }
+  };
+  return { mode, base, queueApiBase, stop, startProfiling, log: () => log };
 }
 
 function dropClusterDatabases(namespace) {
