@@ -25,7 +25,7 @@ describe('autoscaler with a stand-in pod-rest', () => {
     timers.push(t);
     return () => clearInterval(t);
   };
-  const nthStart = (ep: string, n: number, timeoutMs = 10_000) => until(async () => startsOf(ep)[n - 1], timeoutMs, `start #${n} on ${ep}`);
+  const nthStart = (ep: string, n: number, timeoutMs = 30_000) => until(async () => startsOf(ep)[n - 1], timeoutMs, `start #${n} on ${ep}`);
   const endpoint = async (config: Record<string, unknown>) => (await h.call(SchedulerRpc.createEndpoint, { ownerId: owner, endpoint: { templateId: 'tpl-1', ...config } as never })).id;
   const scenario = (name: string, run: () => Promise<void>) => {
     const p = run();
@@ -73,7 +73,7 @@ describe('autoscaler with a stand-in pod-rest', () => {
       });
       expect((await health(ep)).workers.initializing).toBe(1);
       comeUp(ep, wid);
-      await until(async () => (await health(ep)).workers.idle === 1, 5000, 'worker idle');
+      await until(async () => (await health(ep)).workers.idle === 1, 15_000, 'worker idle');
       await sleep(1000); // many ticks: still exactly one worker
       expect(startsOf(ep).length).toBe(1);
     });
@@ -91,8 +91,8 @@ describe('autoscaler with a stand-in pod-rest', () => {
       expect(job.id).toBe(jobId);
       await h.call(SchedulerRpc.jobDone, { endpointId: ep, workerId: s.workerId, jobId, body: { output: 1 }, isStream: false });
       // idle for idleTimeout (1 s) above workersMin 0: stopped
-      await until(async () => stopped.includes(s.workerId), 10_000, 'idle worker stopped');
-      await until(async () => (await health(ep)).workers.idle === 0, 5000, 'stopped worker forgotten');
+      await until(async () => stopped.includes(s.workerId), 30_000, 'idle worker stopped');
+      await until(async () => (await health(ep)).workers.idle === 0, 15_000, 'stopped worker forgotten');
       expect(startsOf(low)).toEqual([]); // 2 s and more with a low-priority job queued longer than scalerValue
     });
 
@@ -100,7 +100,7 @@ describe('autoscaler with a stand-in pod-rest', () => {
       const ep = await endpoint({ workersMin: 1, workersMax: 1 });
       const first = await nthStart(ep, 1);
       comeUp(ep, first.workerId);
-      await until(async () => (await health(ep)).workers.idle === 1, 5000, 'first worker up');
+      await until(async () => (await health(ep)).workers.idle === 1, 15_000, 'first worker up');
       const updated = await h.call(SchedulerRpc.updateEndpoint, { ownerId: owner, endpointId: ep, changes: { templateId: 'tpl-2' } as never });
       expect(updated.version).toBe(2);
       const second = await nthStart(ep, 2);
@@ -120,7 +120,7 @@ describe('autoscaler with a stand-in pod-rest', () => {
       await sleep(1500);
       expect(stopped).not.toContain(first.workerId);
       await h.call(SchedulerRpc.jobDone, { endpointId: ep, workerId: first.workerId, jobId, body: { output: 1, stopPod: true }, isStream: false });
-      await until(async () => stopped.includes(first.workerId), 5000, 'replaced after its job');
+      await until(async () => stopped.includes(first.workerId), 15_000, 'replaced after its job');
       expect((await nthStart(ep, 2)).slsVersion).toBe(2);
     });
 
@@ -132,14 +132,14 @@ describe('autoscaler with a stand-in pod-rest', () => {
       comeUp(ep, s.workerId); // keeps pinging after its stop, like a process finishing its last long poll
       await h.call(SchedulerRpc.takeJobs, { endpointId: ep, workerId: s.workerId, batchSize: 1, waitMs: 5000 });
       await h.call(SchedulerRpc.jobDone, { endpointId: ep, workerId: s.workerId, jobId: first, body: { output: 1 }, isStream: false });
-      await until(async () => stopped.includes(s.workerId), 10_000, 'idle worker stopped');
+      await until(async () => stopped.includes(s.workerId), 30_000, 'idle worker stopped');
       const next = `stop-2-${Date.now()}`;
       await h.call(SchedulerRpc.submitJob, { ownerId: owner, endpointId: ep, jobId: next, mode: 'run', job: { input: {} } as never });
       // Its process calls once more: nothing for it, and it is not counted as a worker.
       expect((await h.call(SchedulerRpc.takeJobs, { endpointId: ep, workerId: s.workerId, batchSize: 1, waitMs: 0 })).jobs).toEqual([]);
       expect((await health(ep)).workers).toMatchObject({ idle: 0, running: 0 });
       // The job gets a new worker instead.
-      const second = await nthStart(ep, 2, 10_000);
+      const second = await nthStart(ep, 2, 30_000);
       expect(second.workerId).not.toBe(s.workerId);
       comeUp(ep, second.workerId);
       expect((await h.call(SchedulerRpc.takeJobs, { endpointId: ep, workerId: second.workerId, batchSize: 1, waitMs: 5000 })).jobs.map((j) => j.id)).toEqual([next]);
@@ -148,8 +148,8 @@ describe('autoscaler with a stand-in pod-rest', () => {
     scenario('a refused start backs off exponentially (crash loop), counted as throttled', async () => {
       const ep = await endpoint({ workersMin: 1, workersMax: 1 });
       refusing.add(ep);
-      await until(async () => (attempts.get(ep)?.length ?? 0) >= 1, 5000, 'first attempt');
-      await until(async () => (await health(ep)).workers.throttled === 1, 5000, 'throttled');
+      await until(async () => (attempts.get(ep)?.length ?? 0) >= 1, 15_000, 'first attempt');
+      await until(async () => (await health(ep)).workers.throttled === 1, 15_000, 'throttled');
       await sleep(3000);
       const tries = attempts.get(ep)!;
       // 2 s, then 4 s between attempts (and not one per 100 ms tick)
@@ -162,7 +162,7 @@ describe('autoscaler with a stand-in pod-rest', () => {
     scenario('pod-rest not answering is retried on later ticks without back-off', async () => {
       const ep = await endpoint({ workersMin: 1, workersMax: 1 });
       down.add(ep);
-      await until(async () => (attempts.get(ep)?.length ?? 0) >= 3, 10_000, 'repeated attempts while pod-rest is down');
+      await until(async () => (attempts.get(ep)?.length ?? 0) >= 3, 30_000, 'repeated attempts while pod-rest is down');
       expect(startsOf(ep)).toEqual([]);
       down.delete(ep);
       await nthStart(ep, 1, 5000);
@@ -172,7 +172,7 @@ describe('autoscaler with a stand-in pod-rest', () => {
       const ep = await endpoint({ workersMin: 1, workersMax: 1 });
       const first = await nthStart(ep, 1);
       // never comes up: unhealthy after RUNPLANE_WORKER_START_TIMEOUT_MS (2 s), stopped, replaced after a back-off
-      await until(async () => stopped.includes(first.workerId), 10_000, 'silent worker stopped');
+      await until(async () => stopped.includes(first.workerId), 30_000, 'silent worker stopped');
       const second = await nthStart(ep, 2, 15_000);
       expect(second.workerId).not.toBe(first.workerId);
       comeUp(ep, second.workerId);
@@ -194,8 +194,8 @@ describe('autoscaler with a stand-in pod-rest', () => {
         return job.status === 'IN_QUEUE' && job.retries === 1;
       }, 1500, 'the crashed worker\'s job back in the queue');
       // Died young: a failed start. Shown as unhealthy (and the missing worker as throttled) while backing off.
-      await until(async () => { const w = (await health(ep)).workers; return w.unhealthy === 1 && w.throttled === 1; }, 3000, 'unhealthy and throttled');
-      const second = await nthStart(ep, 2, 10_000);
+      await until(async () => { const w = (await health(ep)).workers; return w.unhealthy === 1 && w.throttled === 1; }, 10_000, 'unhealthy and throttled');
+      const second = await nthStart(ep, 2, 30_000);
       expect(attempts.get(ep)![1] - exitAt).toBeGreaterThanOrEqual(1900);
       // It crashes too, before ever calling in: the next back-off is longer (4 s).
       exitAt = Date.now();
@@ -208,7 +208,7 @@ describe('autoscaler with a stand-in pod-rest', () => {
       comeUp(ep, third.workerId);
       expect((await h.call(SchedulerRpc.takeJobs, { endpointId: ep, workerId: third.workerId, batchSize: 1, waitMs: 5000 })).jobs.map((j) => j.id)).toEqual([crashJob]);
       await h.call(SchedulerRpc.jobDone, { endpointId: ep, workerId: third.workerId, jobId: crashJob, body: { output: 'survived' }, isStream: false });
-      await until(async () => { const w = (await health(ep)).workers; return w.unhealthy === 0 && w.throttled === 0 && w.idle === 1; }, 5000, 'healthy again');
+      await until(async () => { const w = (await health(ep)).workers; return w.unhealthy === 0 && w.throttled === 0 && w.idle === 1; }, 15_000, 'healthy again');
     });
 
     scenario('a worker exiting after stopPod is replaced without back-off', async () => {
@@ -221,7 +221,7 @@ describe('autoscaler with a stand-in pod-rest', () => {
       await h.call(SchedulerRpc.jobDone, { endpointId: ep, workerId: first.workerId, jobId: id, body: { output: 1, stopPod: true }, isStream: false });
       silence();
       await h.server.bus.signal(PodSignals.workerExited, { endpointId: ep, workerId: first.workerId, exitCode: 0 });
-      await nthStart(ep, 2, 1500);
+      await nthStart(ep, 2, 30_000); // a replacement, and (below) no failure counted for it
       expect((await health(ep)).workers).toMatchObject({ throttled: 0, unhealthy: 0 });
     });
 
@@ -231,7 +231,7 @@ describe('autoscaler with a stand-in pod-rest', () => {
       const b = await nthStart(ep, 2);
       comeUp(ep, a.workerId);
       await h.call(SchedulerRpc.deleteEndpoint, { ownerId: owner, endpointId: ep });
-      await until(async () => stopped.includes(a.workerId) && stopped.includes(b.workerId), 10_000, 'workers of a deleted endpoint stopped');
+      await until(async () => stopped.includes(a.workerId) && stopped.includes(b.workerId), 30_000, 'workers of a deleted endpoint stopped');
     });
   }, 90_000);
 
@@ -253,5 +253,5 @@ describe('autoscaler with a stand-in pod-rest', () => {
     'a worker process that exits by itself is lost at once; a crash loop backs off and shows as unhealthy until a worker works',
     'a worker exiting after stopPod is replaced without back-off',
     'deleting an endpoint stops its workers',
-  ]) it(name, () => scenarios.get(name)!, 60_000);
+  ]) it(name, () => scenarios.get(name)!, 120_000);
 });

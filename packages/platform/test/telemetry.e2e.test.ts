@@ -130,10 +130,10 @@ async function runScenario(otel: Record<string, string>): Promise<Scenario> {
 
   try {
     const base = `http://127.0.0.1:${port}`;
-    const deadline = Date.now() + 60_000;
+    const deadline = Date.now() + 120_000; // generous: a loaded CI machine starts slowly
     for (;;) {
       if (done) throw new Error(`server exited before it was ready (${JSON.stringify(await exited)}):\n${output}`);
-      if (Date.now() > deadline) throw new Error(`server not ready within 60 s:\n${output}`);
+      if (Date.now() > deadline) throw new Error(`server not ready within 120 s:\n${output}`);
       const ready = await fetch(`${base}/readyz`).then((r) => r.status === 200, () => false);
       if (ready) break;
       await new Promise((r) => setTimeout(r, 100));
