@@ -274,7 +274,7 @@ describe('OpenTelemetry tracing (standalone server)', () => {
       (err as Error).message += `\n\nthe trace (kind scope name id<-parent):\n${describeTrace(client.traceId)}`;
       throw err;
     }
-  }, 90_000);
+  }, 180_000);
 
   it('exports nothing and loads no SDK without OTEL_EXPORTER_OTLP_ENDPOINT', async () => {
     const s = await outcome(untraced);
@@ -282,5 +282,5 @@ describe('OpenTelemetry tracing (standalone server)', () => {
     expect({ code: s.exitCode, signal: s.signal }).toEqual({ code: 0, signal: null });
     expect(s.probe).toEqual({ sdkLoaded: false, hookLibLoaded: false, apiGlobals: [], handle: false });
     expect(s.receiver.requests).toEqual([]);
-  }, 90_000);
+  }, 180_000);
 });
