@@ -48,7 +48,7 @@ function failedTasks(summary) {
 function jestResults(log) {
   const results = new Map();
   const get = (pkg) => {
-    if (!results.has(pkg)) results.set(pkg, { passed: 0, failed: 0, skipped: 0, suiteErrors: 0, seen: false });
+    if (!results.has(pkg)) results.set(pkg, { passed: 0, failed: 0, skipped: 0, suiteErrors: 0, seen: false, failedNames: new Set() });
     return results.get(pkg);
   };
   for (const line of log.split('\n')) {
@@ -63,7 +63,14 @@ function jestResults(log) {
       continue;
     }
     const suiteError = /^(\S+):test:.*● Test suite failed to run/.exec(line);
-    if (suiteError) get(suiteError[1]).suiteErrors += 1;
+    if (suiteError) {
+      get(suiteError[1]).suiteErrors += 1;
+      continue;
+    }
+    // Jest heads each failure's report with "● <describe> › <test>"; the CI log keeps only the
+    // summary's tail, so the summary names them.
+    const failure = /^(\S+):test:\s+● (.+\S)\s*$/.exec(line);
+    if (failure && !/^Console$/.test(failure[2])) get(failure[1]).failedNames.add(failure[2]);
   }
   return results;
 }
@@ -120,7 +127,10 @@ for (const step of steps) {
     failed += r.failed + r.suiteErrors;
     skipped += r.skipped;
     perPackage.push(`${pkg.padEnd(28)} ${String(r.passed).padStart(4)} passed ${String(r.failed).padStart(3)} failed${r.skipped ? ` ${r.skipped} skipped` : ''}${r.suiteErrors ? ` ${r.suiteErrors} suite(s) failed to run` : ''}`);
-    if (r.failed || r.suiteErrors) problems.push(`${pkg}#test: ${r.failed} failed test(s)${r.suiteErrors ? `, ${r.suiteErrors} suite(s) failed to run` : ''}`);
+    if (r.failed || r.suiteErrors) {
+      problems.push(`${pkg}#test: ${r.failed} failed test(s)${r.suiteErrors ? `, ${r.suiteErrors} suite(s) failed to run` : ''}`);
+      for (const name of [...r.failedNames].slice(0, 10)) problems.push(`    ✕ ${name}`);
+    }
   }
   const failedHere = failedTasks(summary);
   for (const t of failedHere) {
@@ -166,7 +176,7 @@ if (skips.size) {
 }
 
 if (problems.length) {
-  out.push('FAILED:', ...problems.map((p) => `  - ${p}`), '');
+  out.push('FAILED:', ...problems.map((p) => (p.startsWith('    ') ? p : `  - ${p}`)), '');
 } else {
   out.push(`All tasks succeeded${skipped ? ` (${skipped} test(s) skipped or todo)` : ''}.`, '');
 }
