@@ -6,3 +6,4 @@ export * from './prisma-client.js';
 export * from './database.module.js';
 export * from './outbox/outbox-store.js';
 export * from './outbox/outbox-relay.js';
+export * from './group-commit.js';
