@@ -1,9 +1,11 @@
 import { afterAll, describe, expect, it } from '@jest/globals';
-import { openSqlSession, postgresTarget } from '@runplane/database';
+import { DatabaseTargets, openSqlSession, postgresTarget } from '@runplane/database';
 import { startTestServer, type TestServer } from '@runplane/platform';
 import { secretsVaultService } from '@runplane/secrets-vault';
 import { POSTGRES_URL, requireService, uniqueName } from '@runplane/test-support';
+import { PrismaClient } from '../src/generated/prisma/client.js';
 import { queueApiService } from '../src/index.js';
+import { PostgresRateCounter } from '../src/limits/rate-counter.js';
 import { limitsSuite } from './limits.suite.js';
 import { SchedulerStandIn } from './support/scheduler-stand-in.js';
 
@@ -44,6 +46,18 @@ describe('queue limits shared by two queue-api replicas (PostgreSQL)', () => {
     expect((await a.call('POST', `/v2/${ep}/purge-queue`)).status).toBe(429);
     expect((await b.call('POST', `/v2/${ep}/purge-queue`)).status).toBe(429);
   }, 90_000);
+
+  it('concurrent hits of two replicas, grouped into shared statements, each get their own place in the window', async () => {
+    if (servers.length < 2) return; // the test above skipped
+    const [a, b] = servers.map((s) => new PostgresRateCounter(
+      s.app.get(PrismaClient, { strict: false }), s.app.get(DatabaseTargets, { strict: false }).targetFor('queue-api').schema));
+    const key = `u/ep-${Date.now()}/run`;
+    const hits = await Promise.all(Array.from({ length: 60 }, (_, i) => (i % 2 ? a : b).hit(key)));
+    expect(hits.map((h) => h.count).sort((x, y) => x - y)).toEqual(Array.from({ length: 60 }, (_, i) => i + 1));
+    expect(hits.every((h) => h.msBeforeReset > 0 && h.msBeforeReset <= 10_000)).toBe(true);
+    expect((await a.hit(`${key}-other`)).count).toBe(1);
+    expect((await b.hit(key)).count).toBe(61);
+  }, 30_000);
 });
 
 afterAll(async () => {
