@@ -72,30 +72,24 @@ describe('queue-api HTTP routes (stand-in scheduler)', () => {
       expect(res.body).toMatchObject({ status: 404, error: 'endpoint ep-x not found', message: 'endpoint ep-x not found' });
     });
 
-    it('POST /runsync submits a sync- job and waits with awaitJob; a final record comes back whole', async () => {
-      sched.on('submitJob', (r) => ({ id: r.jobId, status: 'IN_QUEUE' as const }));
-      sched.on('awaitJob', (r) => record(r.jobId, 'COMPLETED', { output: { ok: true }, delayTime: 5, executionTime: 7 }));
+    it('POST /runsync submits a sync- job and waits for it in one scheduler request; a final record comes back whole', async () => {
+      sched.on('runJobSync', (r) => record(r.jobId, 'COMPLETED', { output: { ok: true }, delayTime: 5, executionTime: 7 }));
       const res = await server.call('POST', '/v2/ep-1/runsync?wait=2000', { input: { n: 2 } });
       expect(res.status).toBe(200);
-      const submitted = sched.lastCall('submitJob')!;
-      expect(submitted.mode).toBe('runsync');
+      const submitted = sched.lastCall('runJobSync')!;
+      expect(submitted).toMatchObject({ ownerId: userId, endpointId: 'ep-1', mode: 'runsync', job: { input: { n: 2 } }, waitMs: 2000 });
       expect(submitted.jobId).toMatch(/^sync-[0-9a-f-]{36}$/);
-      const waited = sched.lastCall('awaitJob')!;
-      expect(waited).toMatchObject({ ownerId: userId, endpointId: 'ep-1', jobId: submitted.jobId });
-      expect(waited.waitMs).toBeLessThanOrEqual(2000);
-      expect(waited.waitMs).toBeGreaterThan(1000);
+      expect(sched.callsOf('submitJob')).toHaveLength(0);
+      expect(sched.callsOf('awaitJob')).toHaveLength(0);
       expect(res.body).toEqual({ id: submitted.jobId, status: 'COMPLETED', output: { ok: true }, delayTime: 5, executionTime: 7 });
     });
 
     it('runsync whose wait elapses answers {id, status} of the unfinished job (default wait 90000)', async () => {
-      sched.on('submitJob', (r) => ({ id: r.jobId, status: 'IN_QUEUE' as const }));
-      sched.on('awaitJob', (r) => record(r.jobId, 'IN_PROGRESS', { output: { progress: 1 }, delayTime: 3 }));
+      sched.on('runJobSync', (r) => record(r.jobId, 'IN_PROGRESS', { output: { progress: 1 }, delayTime: 3 }));
       const res = await server.call('POST', '/v2/ep-1/runsync', { input: {} });
       expect(res.status).toBe(200);
-      expect(res.body).toEqual({ id: sched.lastCall('submitJob')!.jobId, status: 'IN_PROGRESS' });
-      const waitMs = sched.lastCall('awaitJob')!.waitMs;
-      expect(waitMs).toBeLessThanOrEqual(JOB_LIMITS.runsyncWait.default);
-      expect(waitMs).toBeGreaterThan(JOB_LIMITS.runsyncWait.default - 10_000);
+      expect(res.body).toEqual({ id: sched.lastCall('runJobSync')!.jobId, status: 'IN_PROGRESS' });
+      expect(sched.lastCall('runJobSync')!.waitMs).toBe(JOB_LIMITS.runsyncWait.default);
     });
 
     it('runsync ?wait outside 1000..300000 or not an integer -> 400 naming "wait", nothing submitted', async () => {
@@ -105,6 +99,7 @@ describe('queue-api HTTP routes (stand-in scheduler)', () => {
         expect(res.body.details).toEqual([{ path: 'wait', message: 'wait must be an integer number of milliseconds from 1000 to 300000' }]);
       }
       expect(sched.callsOf('submitJob')).toHaveLength(0);
+      expect(sched.callsOf('runJobSync')).toHaveLength(0);
     });
   });
 
@@ -127,7 +122,7 @@ describe('queue-api HTTP routes (stand-in scheduler)', () => {
     });
 
     it('/runsync over 20 MB -> 413; 15 MB (over the /run limit) is accepted', async () => {
-      sched.on('awaitJob', (r) => record(r.jobId, 'IN_QUEUE'));
+      sched.on('runJobSync', (r) => record(r.jobId, 'IN_QUEUE'));
       const big = await rawRequest('POST', url('/v2/ep-1/runsync?wait=1000'), { headers: headers(), body: bodyOfSize(21 * MiB), holdBodyMs: 3000 });
       expect(big.status).toBe(413);
       expect(big.bodyBytesSent).toBe(0);
@@ -172,11 +167,10 @@ describe('queue-api HTTP routes (stand-in scheduler)', () => {
 
     it('works on /runsync too, and frees the key when the scheduler rejects the submission', async () => {
       let reject = true;
-      sched.on('submitJob', (r) => { if (reject) throw new RunplaneError(404, 'no such endpoint'); return { id: r.jobId, status: 'IN_QUEUE' as const }; });
-      sched.on('awaitJob', (r) => record(r.jobId, 'COMPLETED', { output: 1 }));
+      sched.on('runJobSync', (r) => { if (reject) throw new RunplaneError(404, 'no such endpoint'); return record(r.jobId, 'COMPLETED', { output: 1 }); });
       const first = await server.call('POST', '/v2/ep-r/runsync?wait=1000', { input: {} }, { 'idempotency-key': 'k' });
       expect(first.status).toBe(404);
-      const rejectedId = sched.lastCall('submitJob')!.jobId;
+      const rejectedId = sched.lastCall('runJobSync')!.jobId;
       reject = false;
       const second = await server.call('POST', '/v2/ep-r/runsync?wait=1000', { input: {} }, { 'idempotency-key': 'k' });
       const third = await server.call('POST', '/v2/ep-r/runsync?wait=1000', { input: {} }, { 'idempotency-key': 'k' });
@@ -184,6 +178,18 @@ describe('queue-api HTTP routes (stand-in scheduler)', () => {
       expect(second.body.id).not.toBe(rejectedId);
       expect(second.body.id).toMatch(/^sync-/);
       expect(third.body.id).toBe(second.body.id);
+    });
+
+    it('keeps the key of a runsync job whose TTL ran out while it was awaited (it existed)', async () => {
+      let expire = true;
+      sched.on('runJobSync', (r) => {
+        if (expire) throw new RunplaneError(404, `job ${r.jobId} not found`, undefined, 'JOB_NOT_FOUND');
+        return record(r.jobId, 'COMPLETED', { output: 1 });
+      });
+      expect((await server.call('POST', '/v2/ep-t/runsync?wait=1000', { input: {} }, { 'idempotency-key': 'k-ttl' })).status).toBe(404);
+      expire = false;
+      const again = await server.call('POST', '/v2/ep-t/runsync?wait=1000', { input: {} }, { 'idempotency-key': 'k-ttl' });
+      expect(new Set(sched.callsOf('runJobSync').map((s) => s.jobId))).toEqual(new Set([again.body.id]));
     });
 
     it('keeps the key after a scheduler fault (the job may exist): a retry resubmits the same id', async () => {
@@ -424,19 +430,21 @@ describe('queue-api HTTP routes (stand-in scheduler)', () => {
       expect((await fetch(url('/v2/ep-w/job-take/w7&job_in_progress=0'), { headers: workerHeaders() })).status).toBe(204);
       expect(sched.lastCall('takeJobs')!.workerId).toBe('w7');
       expect((await fetch(url('/v2/ep-w/ping/w7&job_id=a,b&runpod_version=1.12.0'), { headers: workerHeaders() })).status).toBe(200);
-      expect(sched.lastCall('ping')).toEqual({ ownerId: userId, endpointId: 'ep-w', workerId: 'w7', jobIds: ['a', 'b'] });
+      expect(sched.lastCall('ping')).toEqual({ ownerId: userId, endpointId: 'ep-w', workerId: 'w7', jobIds: ['a', 'b'], reportsJobs: true });
     });
 
-    it('ping passes the in-progress job ids and the fitness-failure status', async () => {
+    it('ping passes the in-progress job ids (complete when runpod_version is sent) and the fitness-failure status', async () => {
       sched.on('ping', () => ({ ok: true as const }));
       const ping = (query: string) => fetch(url(`/v2/ep-w/ping/w1?${query}`), { headers: workerHeaders() });
       const res = await ping('gpu=x&job_id=j1%2Cj2&runpod_version=1.12.0');
       expect([res.status, await res.json()]).toEqual([200, { ok: true }]);
-      expect(sched.lastCall('ping')).toEqual({ ownerId: userId, endpointId: 'ep-w', workerId: 'w1', jobIds: ['j1', 'j2'] });
+      expect(sched.lastCall('ping')).toEqual({ ownerId: userId, endpointId: 'ep-w', workerId: 'w1', jobIds: ['j1', 'j2'], reportsJobs: true });
       await ping('runpod_version=1.12.0');
-      expect(sched.lastCall('ping')!.jobIds).toEqual([]);
+      expect(sched.lastCall('ping')).toMatchObject({ jobIds: [], reportsJobs: true });
+      await ping('job_id=j3');
+      expect(sched.lastCall('ping')).toEqual({ ownerId: userId, endpointId: 'ep-w', workerId: 'w1', jobIds: ['j3'] });
       await ping('status=unhealthy&check=memory&reason=only%201%20GB&runpod_version=1.12.0');
-      expect(sched.lastCall('ping')).toEqual({ ownerId: userId, endpointId: 'ep-w', workerId: 'w1', jobIds: [], status: 'unhealthy', reason: 'memory: only 1 GB' });
+      expect(sched.lastCall('ping')).toEqual({ ownerId: userId, endpointId: 'ep-w', workerId: 'w1', jobIds: [], reportsJobs: true, status: 'unhealthy', reason: 'memory: only 1 GB' });
     });
 
     it('job-stop answers {jobsToStop} as JSON, or 204', async () => {

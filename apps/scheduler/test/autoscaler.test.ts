@@ -19,9 +19,11 @@ describe('autoscaler with a stand-in pod-rest', () => {
 
   const startsOf = (ep: string) => started.filter((s) => s.endpointId === ep);
   const health = (ep: string) => h.call(SchedulerRpc.health, { ownerId: owner, endpointId: ep });
-  /** The worker process pod-rest would run: pings every 300 ms until told otherwise. */
+  /** The worker process pod-rest would run: calls in at once, then pings every 300 ms until told otherwise. */
   const comeUp = (endpointId: string, workerId: string) => {
-    const t = setInterval(() => { h.call(SchedulerRpc.ping, { endpointId, workerId, jobIds: [] }).catch(() => {}); }, 300);
+    const ping = () => { h.call(SchedulerRpc.ping, { endpointId, workerId, jobIds: [] }).catch(() => {}); };
+    ping();
+    const t = setInterval(ping, 300);
     timers.push(t);
     return () => clearInterval(t);
   };
@@ -34,7 +36,9 @@ describe('autoscaler with a stand-in pod-rest', () => {
   };
 
   beforeAll(async () => {
-    h = await startHarness({ RUNPLANE_WORKER_START_TIMEOUT_MS: '2000' });
+    // Short enough for the "never calls in" scenario, long enough that a worker the test brings up
+    // on a loaded machine (all scenarios run at once, beside other suites) is not replaced first.
+    h = await startHarness({ RUNPLANE_WORKER_START_TIMEOUT_MS: '6000' });
     // The vault mints worker keys for real users only: use the bootstrap admin's user.
     const keyHash = createHash('sha256').update(h.server.apiKey).digest('hex');
     owner = (await h.call(VaultRpc.verifyApiKey, { keyHash })).principal!.userId;
@@ -171,7 +175,7 @@ describe('autoscaler with a stand-in pod-rest', () => {
     scenario('a worker that never calls in is replaced after the start timeout', async () => {
       const ep = await endpoint({ workersMin: 1, workersMax: 1 });
       const first = await nthStart(ep, 1);
-      // never comes up: unhealthy after RUNPLANE_WORKER_START_TIMEOUT_MS (2 s), stopped, replaced after a back-off
+      // never comes up: unhealthy after RUNPLANE_WORKER_START_TIMEOUT_MS (6 s), stopped, replaced after a back-off
       await until(async () => stopped.includes(first.workerId), 30_000, 'silent worker stopped');
       const second = await nthStart(ep, 2, 15_000);
       expect(second.workerId).not.toBe(first.workerId);

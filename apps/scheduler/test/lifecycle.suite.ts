@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { SchedulerRpc } from '@runplane/contracts';
+import { WorkersRepository } from '../src/workers/workers.repository.js';
 import { OTHER, OWNER, sleep, startHarness, type Harness } from './support.js';
 
 /**
@@ -56,6 +57,30 @@ export function lifecycleSuite(name: string, env: () => Promise<Record<string, s
         expect(await h.call(SchedulerRpc.submitJob, req)).toEqual({ id: req.jobId, status: 'IN_QUEUE' });
         expect((await health(ep)).jobs.inQueue).toBe(1);
         expect((await h.error(SchedulerRpc.submitJob, { ...req, endpointId: other })).status).toBe(409);
+      });
+
+      it('concurrent submissions (grouped into shared statements) each get their own job; repeats of one id are one job', async () => {
+        if (guard()) return;
+        const ep = await h.endpoint();
+        const other = await h.endpoint();
+        const base = `c-${Date.now()}`;
+        const submit = (endpointId: string, jobId: string, n: number) =>
+          h.call(SchedulerRpc.submitJob, { ownerId: OWNER, endpointId, jobId, mode: 'run', job: { input: { n, text: `é\u0000${n}` } } as never });
+        const answers = await Promise.allSettled([
+          ...Array.from({ length: 30 }, (_, i) => submit(ep, `${base}-${i}`, i)),
+          submit(ep, `${base}-0`, 0), submit(ep, `${base}-0`, 0), // repeats, in the same batch or the next
+          submit(other, `${base}-1`, 1), // the same id on another endpoint
+        ]);
+        expect(answers.slice(0, 32).map((a) => a.status)).toEqual(Array(32).fill('fulfilled'));
+        expect(answers[32]).toMatchObject({ status: 'rejected', reason: expect.objectContaining({ status: 409 }) });
+        expect((await health(ep)).jobs.inQueue).toBe(30);
+        expect((await health(other)).jobs.inQueue).toBe(0);
+        const jobs = await take(ep, 'w-batch', 30);
+        expect(jobs.map((j) => j.input).sort((a, b) => Number(a.n) - Number(b.n))).toEqual(Array.from({ length: 30 }, (_, n) => ({ n, text: `é\u0000${n}` })));
+        // Results of many jobs at once, and the same result posted twice: each job finishes once.
+        await Promise.all(jobs.flatMap((j) => [done(ep, 'w-batch', j.id, { output: j.input.n }), done(ep, 'w-batch', j.id, { output: -1 })]));
+        for (const j of jobs) expect(await status(ep, j.id)).toMatchObject({ status: 'COMPLETED', output: j.input.n });
+        expect((await health(ep)).jobs).toMatchObject({ completed: 30, inProgress: 0, inQueue: 0 });
       });
 
       it('a job is visible only through its endpoint and to its owner', async () => {
@@ -121,6 +146,29 @@ export function lifecycleSuite(name: string, env: () => Promise<Record<string, s
         expect((await waiting).map((j) => j.id)).toEqual([id]);
         // woken by the submission, not by the end of its 20 s wait
         expect(Date.now() - submitted).toBeLessThan(10_000);
+      });
+
+      it('a job submitted while a take waits is stored running on that worker and handed over; never to a worker on its way out', async () => {
+        if (guard()) return;
+        const ep = await h.endpoint();
+        const waiting = take(ep, 'w-hand', 4, 20_000);
+        await sleep(200);
+        const id = `hand-${Date.now()}`;
+        const submitted = await h.call(SchedulerRpc.submitJob, { ownerId: OWNER, endpointId: ep, jobId: id, mode: 'run', job: { input: { handed: true } } as never });
+        expect(submitted).toEqual({ id, status: 'IN_QUEUE' }); // what /run answers (spec), though it runs already
+        expect(await waiting).toEqual([{ id, input: { handed: true } }]);
+        expect(await status(ep, id)).toMatchObject({ status: 'IN_PROGRESS', workerId: 'w-hand', delayTime: 0 });
+        await done(ep, 'w-hand', id, { output: 'ok' });
+        expect(await status(ep, id)).toMatchObject({ status: 'COMPLETED', output: 'ok' });
+
+        // The scheduler stops the worker while its take waits (a write that wakes no poll).
+        const again = take(ep, 'w-hand', 1, 1500);
+        await sleep(200);
+        await h.server.app.get(WorkersRepository, { strict: false }).markStopped(ep, 'w-hand');
+        const next = await h.submit(ep);
+        expect(await again).toEqual([]);
+        expect((await status(ep, next)).status).toBe('IN_QUEUE');
+        expect((await take(ep, 'w-other')).map((j) => j.id)).toEqual([next]);
       });
 
       it('concurrent takes never hand out the same job (SKIP LOCKED)', async () => {
@@ -233,6 +281,27 @@ export function lifecycleSuite(name: string, env: () => Promise<Record<string, s
         expect(await waiting).toMatchObject({ id, status: 'COMPLETED', output: 42 });
         expect(Date.now() - finished).toBeLessThan(10_000);
         expect((await awaitJob(20_000)).status).toBe('COMPLETED');
+      });
+
+      it('runJobSync queues the job and returns its final record; past waitMs, the unfinished one; a repeat is the same job', async () => {
+        if (guard()) return;
+        const ep = await h.endpoint();
+        const runSync = (jobId: string, waitMs: number) =>
+          h.call(SchedulerRpc.runJobSync, { ownerId: OWNER, endpointId: ep, jobId, mode: 'runsync', job: { input: { n: 7 } } as never, waitMs }, waitMs + 10_000);
+        const taking = take(ep, 'w-sync', 1, 20_000);
+        const jobId = `sync-${Date.now()}`;
+        const result = runSync(jobId, 20_000);
+        const [job] = await taking;
+        expect(job).toEqual({ id: jobId, input: { n: 7 } });
+        await done(ep, 'w-sync', jobId, { output: { doubled: 14 } });
+        expect(await result).toMatchObject({ id: jobId, status: 'COMPLETED', output: { doubled: 14 } });
+
+        const slow = `sync-slow-${Date.now()}`;
+        expect(await runSync(slow, 300)).toMatchObject({ id: slow, status: 'IN_QUEUE' });
+        expect(await runSync(slow, 300)).toMatchObject({ id: slow, status: 'IN_QUEUE' });
+        expect((await health(ep)).jobs).toMatchObject({ inQueue: 1, completed: 1 });
+        const unknown = await h.error(SchedulerRpc.runJobSync, { ownerId: OWNER, endpointId: 'nope', jobId: 'j-u', mode: 'runsync', job: { input: {} } as never, waitMs: 300 });
+        expect([unknown.status, unknown.code]).toEqual([404, 'ENDPOINT_NOT_FOUND']);
       });
 
       it('ping keeps a worker known; jobs it reports but does not hold go to its stop channel', async () => {

@@ -13,6 +13,16 @@ describe('durable timers', () => {
 
   const status = (endpointId: string, jobId: string) => h.call(SchedulerRpc.getJob, { ownerId: OWNER, endpointId, jobId });
   const statusOrError = (endpointId: string, jobId: string): Promise<JobRecord | RunplaneError> => status(endpointId, jobId).catch((e: RunplaneError) => e);
+  /**
+   * A timer must not fire early: after a sleep shorter than its delay the job is still `expected`
+   * (404 counts as a change). Where the machine was so loaded that the sleep and the read overran
+   * the delay, the change is allowed, and then only its not coming early is checked.
+   */
+  const notYet = async (endpointId: string, jobId: string, expected: string, since: number, delayMs: number) => {
+    const now = await statusOrError(endpointId, jobId);
+    const seen = typeof now.status === 'string' ? now.status : `HTTP ${now.status}`;
+    if (seen !== expected) expect(Date.now() - since).toBeGreaterThanOrEqual(delayMs);
+  };
   const take = async (endpointId: string, workerId: string) => (await h.call(SchedulerRpc.takeJobs, { endpointId, workerId, batchSize: 1, waitMs: 0 })).jobs.map((j) => j.id);
   const stops = (endpointId: string, workerId: string, waitMs: number) =>
     h.call(SchedulerRpc.stopJobs, { endpointId, workerId, waitMs }, waitMs + 10_000).then((r) => r.jobsToStop);
@@ -39,7 +49,7 @@ describe('durable timers', () => {
       const quiet = pinging(ep, 'w-timeout', [id]);
       const stop = stops(ep, 'w-timeout', 30_000);
       await sleep(3000);
-      expect((await status(ep, id)).status).toBe('IN_PROGRESS');
+      await notYet(ep, id, 'IN_PROGRESS', takenAt, 4900);
       expect(await stop).toEqual([id]); // the worker is told to stop...
       quiet();
       expect(Date.now() - takenAt).toBeGreaterThanOrEqual(4900); // ...once the 5 s have passed
@@ -73,7 +83,7 @@ describe('durable timers', () => {
       const quiet = pinging(ep, 'w-ttl', [id]);
       const stop = stops(ep, 'w-ttl', 30_000);
       await sleep(7000);
-      expect((await status(ep, id)).status).toBe('IN_PROGRESS');
+      await notYet(ep, id, 'IN_PROGRESS', submitted, 9900);
       expect(await stop).toEqual([id]);
       quiet();
       expect(Date.now() - submitted).toBeGreaterThanOrEqual(9900);
@@ -92,7 +102,7 @@ describe('durable timers', () => {
       const viaStatus = await h.submit(ep, { n: 2 });
       await h.call(SchedulerRpc.getJob, { ownerId: OWNER, endpointId: ep, jobId: viaStatus, ttlMs: 10_000 });
       await sleep(7000);
-      expect((await status(ep, viaPolicy)).status).toBe('IN_QUEUE');
+      await notYet(ep, viaPolicy, 'IN_QUEUE', submitted, 9900);
       for (const id of [viaPolicy, viaStatus]) {
         await until(async () => ((await statusOrError(ep, id)) as RunplaneError).status === 404, 10_000, `ttl of ${id}`);
       }
@@ -107,7 +117,7 @@ describe('durable timers', () => {
       await h.call(SchedulerRpc.ping, { endpointId: ep, workerId: 'w-silent', jobIds: [id] });
       const lastPing = Date.now();
       await sleep(1500);
-      expect((await status(ep, id)).status).toBe('IN_PROGRESS'); // one missed ping is not enough
+      await notYet(ep, id, 'IN_PROGRESS', lastPing, 2500); // one missed ping is not enough
       await until(async () => (await status(ep, id)).status === 'IN_QUEUE', 10_000, 'requeue after 3 missed pings');
       expect(Date.now() - lastPing).toBeGreaterThanOrEqual(2500); // 3 intervals of 1 s after the last sign of life
       expect(await status(ep, id)).toEqual({ id, status: 'IN_QUEUE', retries: 1 });
@@ -117,6 +127,33 @@ describe('durable timers', () => {
       expect(await stops(ep, 'w-silent', 0)).toEqual([id]);
       await h.call(SchedulerRpc.jobDone, { endpointId: ep, workerId: 'w-healthy', jobId: id, body: { output: 'rescued' }, isStream: false });
       expect(await status(ep, id)).toMatchObject({ status: 'COMPLETED', output: 'rescued', retries: 1, workerId: 'w-healthy' });
+    });
+
+    scenario('a job given to a worker that never received it', async () => {
+      const ep = await h.endpoint();
+      const [lost, kept] = [await h.submit(ep, { n: 1 }), await h.submit(ep, { n: 2 })];
+      // Both are assigned to the worker; the answer carrying `lost` is lost on its way.
+      const takenAt = Date.now();
+      expect((await h.call(SchedulerRpc.takeJobs, { endpointId: ep, workerId: 'w-rec', batchSize: 2, waitMs: 0 })).jobs.map((j) => j.id).sort()).toEqual([lost, kept].sort());
+      const ping = (jobIds: string[], reportsJobs = true) => h.call(SchedulerRpc.ping, { endpointId: ep, workerId: 'w-rec', jobIds, ...(reportsJobs ? { reportsJobs } : {}) });
+      // Alive throughout (pings that do not list their jobs), so that only reconciliation moves a job.
+      const quiet = pinging(ep, 'w-rec', [kept]);
+      await ping([kept]);
+      // Within two intervals of the assignment it may still be on its way (checked unless the
+      // machine was so loaded that the ping itself took that long).
+      const early = Date.now() - takenAt < 1500;
+      if (early) expect((await status(ep, lost)).status).toBe('IN_PROGRESS');
+      await sleep(2200);
+      if (early) {
+        await ping([kept], false); // a ping that does not list its jobs proves nothing
+        expect((await status(ep, lost)).status).toBe('IN_PROGRESS');
+      }
+      await ping([kept]);
+      expect(await status(ep, lost)).toEqual({ id: lost, status: 'IN_QUEUE', retries: 1 });
+      expect(await status(ep, kept)).toMatchObject({ status: 'IN_PROGRESS', workerId: 'w-rec' });
+      expect(await take(ep, 'w-other')).toEqual([lost]);
+      expect(await stops(ep, 'w-rec', 0)).toEqual([lost]); // should it have it after all
+      quiet();
     });
 
   }, 90_000);
@@ -133,6 +170,7 @@ describe('durable timers', () => {
   check('ttl of a running job');
   check('ttl of queued jobs, also set through /status?ttl=');
   check('ping loss');
+  check('a job given to a worker that never received it');
 
   describe('result retention (30 min after /run, 1 min after /runsync), by sweeping at a later time', () => {
     it('removes output and error; the job stays readable; retry is refused', async () => {

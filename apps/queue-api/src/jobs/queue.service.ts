@@ -25,16 +25,18 @@ export class QueueService {
   constructor(private readonly bus: Bus, private readonly idempotency: IdempotencyService, private readonly polls: LongPolls) {}
 
   async run(principal: Principal, endpointId: string, job: JobRequestDto, idempotencyKey?: string): Promise<JobAccepted> {
-    const accepted = await this.submit(principal, endpointId, job, 'run', idempotencyKey);
+    const accepted = await this.submit(principal, endpointId, job, idempotencyKey);
     return { id: accepted.id, status: accepted.status };
   }
 
-  /** Submits, then blocks up to `wait` ms; past the wait only `{id, status}` is returned (contract §3). */
+  /**
+   * Submits and blocks up to `wait` ms in one scheduler request; past the wait only `{id, status}`
+   * is returned (contract §3).
+   */
   async runsync(principal: Principal, endpointId: string, job: JobRequestDto, wait: number = JOB_LIMITS.runsyncWait.default, idempotencyKey?: string): Promise<JobRecord | JobAccepted> {
-    const started = Date.now();
-    const accepted = await this.submit(principal, endpointId, job, 'runsync', idempotencyKey);
-    const scope = { ownerId: principal.userId, endpointId, jobId: accepted.id };
-    const record = await this.awaitRecord(scope, Math.max(0, wait - (Date.now() - started)));
+    // Shutting down: queue it without waiting; the client fetches the result with /status.
+    if (this.polls.draining) return this.run(principal, endpointId, job, idempotencyKey);
+    const record = await this.submit(principal, endpointId, job, idempotencyKey, wait);
     return isFinalStatus(record.status) ? record : { id: record.id, status: record.status };
   }
 
@@ -75,9 +77,15 @@ export class QueueService {
    * key decides between concurrent duplicates), and every duplicate resubmits that same id: the
    * scheduler's insert is idempotent on it, so a key never enqueues twice, even while the first
    * submission is still in flight.
+   *
+   * With `waitMs` (runsync) the scheduler also waits for the job's final state, and the record is
+   * returned as it is then.
    */
-  private async submit(principal: Principal, endpointId: string, job: JobRequestDto, mode: 'run' | 'runsync', idempotencyKey?: string): Promise<JobAccepted> {
+  private async submit(principal: Principal, endpointId: string, job: JobRequestDto, idempotencyKey?: string): Promise<JobAccepted>;
+  private async submit(principal: Principal, endpointId: string, job: JobRequestDto, idempotencyKey: string | undefined, waitMs: number): Promise<JobRecord>;
+  private async submit(principal: Principal, endpointId: string, job: JobRequestDto, idempotencyKey?: string, waitMs?: number): Promise<JobAccepted | JobRecord> {
     const ownerId = principal.userId;
+    const mode = waitMs === undefined ? 'run' : 'runsync';
     let jobId = newJobId(mode);
     let bound = false;
     const scope = { ownerId, endpointId, key: idempotencyKey ?? '' };
@@ -87,23 +95,39 @@ export class QueueService {
       bound = claim.created;
     }
     try {
-      return await this.bus.request(SchedulerRpc.submitJob, { ownerId, endpointId, jobId, mode, job });
+      if (waitMs === undefined) return await this.bus.request(SchedulerRpc.submitJob, { ownerId, endpointId, jobId, mode, job });
+      const call = () => this.bus.request(SchedulerRpc.runJobSync, { ownerId, endpointId, jobId, mode, job, waitMs }, { timeoutMs: waitMs + BUS_MARGIN_MS });
+      // Cut short by shutdown within the moment before the scheduler stored the job: it is on its way.
+      return await this.awaitRecord({ ownerId, endpointId, jobId }, waitMs, call, { id: jobId, status: 'IN_QUEUE' });
     } catch (err) {
       // A rejection (4xx) created no job: free the key. After a timeout or 5xx the job may exist,
-      // so the key stays bound and a retry resubmits the same id.
-      if (bound && isRunplaneError(err) && err.status < 500) await this.idempotency.forget(scope, jobId);
+      // so the key stays bound and a retry resubmits the same id; a runsync job whose TTL ran out
+      // while it was awaited existed too.
+      if (bound && isRunplaneError(err) && err.status < 500 && err.code !== 'JOB_NOT_FOUND') await this.idempotency.forget(scope, jobId);
       throw err;
     }
   }
 
-  /** awaitJob; if shutdown starts or the bus gives up first, the record as it is now. */
-  private async awaitRecord(scope: JobScope, waitMs: number): Promise<JobRecord> {
+  /**
+   * A blocking scheduler request (awaitJob by default); if shutdown starts or the bus gives up
+   * first, the record as it is now (`unseen` when the job is not stored yet).
+   */
+  private async awaitRecord(
+    scope: JobScope, waitMs: number,
+    call = () => this.bus.request(SchedulerRpc.awaitJob, { ...scope, waitMs }, { timeoutMs: waitMs + BUS_MARGIN_MS }),
+    unseen?: JobRecord,
+  ): Promise<JobRecord> {
     try {
-      const held = await this.polls.hold(() => this.bus.request(SchedulerRpc.awaitJob, { ...scope, waitMs }, { timeoutMs: waitMs + BUS_MARGIN_MS }));
+      const held = await this.polls.hold(call);
       if (!held.ended) return held.value;
     } catch (err) {
       if (!(isRunplaneError(err) && err.status === 504)) throw err;
     }
-    return this.bus.request(SchedulerRpc.getJob, scope);
+    try {
+      return await this.bus.request(SchedulerRpc.getJob, scope);
+    } catch (err) {
+      if (unseen && isRunplaneError(err) && err.code === 'JOB_NOT_FOUND') return unseen;
+      throw err;
+    }
   }
 }

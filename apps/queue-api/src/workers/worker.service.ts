@@ -61,6 +61,8 @@ export class WorkerService {
     const reason = [call.query.check, call.query.reason].filter(Boolean).join(': ').slice(0, MAX_REASON);
     return this.bus.request(SchedulerRpc.ping, {
       ownerId: principal.userId, endpointId, workerId: call.workerId, jobIds: queryList(call.query.job_id),
+      // runpod-python and the worker SDK list all their jobs in progress, and name their version.
+      ...(call.query.runpod_version !== undefined ? { reportsJobs: true } : {}),
       ...(unhealthy ? { status: 'unhealthy' as const, ...(reason ? { reason } : {}) } : {}),
     });
   }

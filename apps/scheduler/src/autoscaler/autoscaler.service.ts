@@ -7,7 +7,7 @@ import { JobsRepository } from '../jobs/jobs.repository.js';
 import { SchedulerSettings } from '../settings.js';
 import { shortId } from '../shared/ids.js';
 import { ANY_JOB, JobChanges } from '../shared/job-changes.js';
-import { announce, leaseTtl } from '../timers/sweeper.service.js';
+import { leaseTtl } from '../timers/sweeper.service.js';
 import { Leadership } from '../timers/leadership.js';
 import { startBackoffMs } from '../workers/worker-liveness.service.js';
 import { WorkersRepository, type WorkerRow } from '../workers/workers.repository.js';
@@ -41,9 +41,10 @@ export class Autoscaler implements OnApplicationBootstrap, OnModuleDestroy {
   private readonly actions = new Set<Promise<void>>();
   private readonly stopRetryAt = new Map<string, number>();
   /**
-   * Endpoints the last tick found with a live worker and nothing to start: a new job there needs no
-   * tick at once (the periodic one follows within a second). Without this, every submission under
-   * load ran a full tick, and those aggregate reads were a large share of the database's work.
+   * Endpoints the last tick found with nothing to start and either a live worker or no way to start
+   * one (workersMax 0, backing off): a new job there needs no tick at once (the periodic one
+   * follows within a second). Without this, every submission under load ran a full tick, whose
+   * aggregate reads grow with the queue.
    */
   private readonly settled = new Map<string, number>();
   private readonly warnedAt = new Map<string, number>();
@@ -129,15 +130,16 @@ export class Autoscaler implements OnApplicationBootstrap, OnModuleDestroy {
         if (this.busy.has(endpoint.id)) continue;
         const mine = workers.filter((w) => w.endpointId === endpoint.id);
         const q = stats.find((s) => s.endpointId === endpoint.id);
+        const backoff = !!endpoint.startBackoffUntil && endpoint.startBackoffUntil > now;
         const decision = decideScaling(endpoint as EndpointRow & { scalerType: 'QUEUE_DELAY' | 'REQUEST_COUNT' }, {
           queued: q?.queued ?? 0,
           running: q?.running ?? 0,
           oldestWaitMs: q?.oldestQueuedAt ? now.getTime() - q.oldestQueuedAt.getTime() : null,
-        }, mine.map((w) => toScaleWorker(w, jobsOf.get(`${w.endpointId}\u0000${w.id}`) ?? 0, now)), {
-          backoff: !!endpoint.startBackoffUntil && endpoint.startBackoffUntil > now,
-        });
+        }, mine.map((w) => toScaleWorker(w, jobsOf.get(`${w.endpointId}\u0000${w.id}`) ?? 0, now)), { backoff });
         const live = mine.some((w) => (w.state === 'ready' || w.state === 'initializing') && !w.stopRequested);
-        if (live && !decision.start) this.settled.set(endpoint.id, now.getTime());
+        // New jobs cannot change this: a live worker takes them, or no worker may start (none
+        // allowed, or backing off); the periodic tick covers what time changes.
+        if (!decision.start && (live || endpoint.workersMax === 0 || backoff)) this.settled.set(endpoint.id, now.getTime());
         else this.settled.delete(endpoint.id);
         if (!decision.start && !decision.stop.length) continue;
         this.logger.debug({ endpointId: endpoint.id, ...decision }, 'autoscaler decision');
@@ -244,7 +246,7 @@ export class Autoscaler implements OnApplicationBootstrap, OnModuleDestroy {
     }
     this.stopRetryAt.delete(k);
     const requeued = await this.jobs.requeueFromWorker(w.endpointId, w.id, new Date());
-    announce(this.changes, requeued);
+    this.changes.announce(requeued, 'requeued');
     // A managed worker's process may still poll while it shuts down (runpod-python finishes its open
     // job-take first): its row stays as a tombstone so those calls get no job and do not bring it
     // back as an external worker. External workers may legitimately return under the same id.

@@ -71,7 +71,7 @@ export class EndpointsService {
       workersMax: max,
       networkVolumeId: endpoint.networkVolumeId ?? null,
     }, new Date());
-    this.changes.changed(row.id, ANY_JOB, true); // the autoscaler starts workersMin workers at once
+    this.changes.changed(row.id, ANY_JOB, { scaling: true }); // the autoscaler starts workersMin workers at once
     return toEndpoint(row);
   }
 
@@ -92,7 +92,7 @@ export class EndpointsService {
     const release = RELEASE_FIELDS.some((f) => f in data && JSON.stringify(data[f as keyof EndpointChanges]) !== JSON.stringify(current[f]));
     const row = await this.endpoints.update(endpointId, data, release);
     if (!row) throw notFound(endpointId);
-    this.changes.changed(endpointId, ANY_JOB, true);
+    this.changes.changed(endpointId, ANY_JOB, { scaling: true });
     return toEndpoint(row);
   }
 
@@ -106,7 +106,7 @@ export class EndpointsService {
     // The autoscaler stops "stopping" workers (and retries if pod-rest is away).
     await this.workers.markAllStopping(endpointId);
     this.logger.info({ endpointId, cancelled: cancelled.length }, 'endpoint deleted');
-    this.changes.changed(endpointId, ANY_JOB, true);
+    this.changes.changed(endpointId, ANY_JOB, { scaling: true });
     return { ok: true };
   }
 
@@ -119,7 +119,7 @@ export class EndpointsService {
   async templateUpdated(templateId: string, eventId?: string): Promise<void> {
     const ids = await this.endpoints.bumpVersionForTemplate(templateId, eventId);
     if (ids.length) this.logger.info({ templateId, endpoints: ids }, 'template updated: rolling release of its endpoints');
-    for (const id of ids) this.changes.changed(id, ANY_JOB, true);
+    for (const id of ids) this.changes.changed(id, ANY_JOB, { scaling: true });
   }
 
   /** The template must exist for the owner (or be public); template-graphql answers. */

@@ -1,18 +1,18 @@
 import { isFinalStatus, type JobRecord } from '@runplane/contracts';
-import type { JobRow } from './jobs.repository.js';
+import type { JobState } from './jobs.repository.js';
 
 /** Deleted by its TTL (a tombstone, or expired and not yet swept): the job is "not found". */
-export function isGone(job: JobRow, now: Date): boolean {
+export function isGone(job: JobState, now: Date): boolean {
   return job.deletedAt !== null || job.expiresAt.getTime() <= now.getTime();
 }
 
 /** A final job whose result retention elapsed: no output, no error, no retry. */
-export function resultsExpired(job: JobRow, now: Date): boolean {
+export function resultsExpired(job: JobState, now: Date): boolean {
   return isFinalStatus(job.status) && (job.resultsExpireAt === null || job.resultsExpireAt.getTime() <= now.getTime());
 }
 
 /** The `/status` record of a job row (spec "Job response record"; times in ms). */
-export function toJobRecord(job: JobRow, now = new Date()): JobRecord {
+export function toJobRecord(job: JobState, now = new Date()): JobRecord {
   const record: JobRecord = { id: job.id, status: job.status };
   if (job.startedAt) {
     record.delayTime = Math.max(0, job.startedAt.getTime() - job.createdAt.getTime());

@@ -2,7 +2,7 @@ import { Controller } from '@nestjs/common';
 import { Payload } from '@nestjs/microservices';
 import { OnRpc } from '@runplane/bus';
 import {
-  AwaitJobRequest, EndpointScopedRequest, GetJobRequest, JobScopedRequest, ListJobsRequest, SchedulerRpc, StreamJobRequest, SubmitJobRequest,
+  AwaitJobRequest, EndpointScopedRequest, GetJobRequest, JobScopedRequest, ListJobsRequest, RunJobSyncRequest, SchedulerRpc, StreamJobRequest, SubmitJobRequest,
 } from '@runplane/contracts';
 import { JobsService } from './jobs.service.js';
 
@@ -14,6 +14,11 @@ export class JobsBusController {
   @OnRpc(SchedulerRpc.submitJob)
   submit(@Payload() request: SubmitJobRequest) {
     return this.jobs.submit(request);
+  }
+
+  @OnRpc(SchedulerRpc.runJobSync)
+  runSync(@Payload() request: RunJobSyncRequest) {
+    return this.jobs.runSync(request);
   }
 
   @OnRpc(SchedulerRpc.getJob)

@@ -1,12 +1,23 @@
 import { Injectable } from '@nestjs/common';
 import { JOB_LIMITS, type JobStatus } from '@runplane/contracts';
-import { OutboxRelay, type NewOutboxRow } from '@runplane/database';
+import { GroupCommit, OutboxRelay, type NewOutboxRow } from '@runplane/database';
 import { PrismaClient, Prisma, type Job } from '../generated/prisma/client.js';
 import { SchedulerTables } from '../shared/sql.js';
 import { SchedulerMetrics } from '../metrics/scheduler-metrics.js';
 import { jobFinishedOutboxRow } from './job-finished.js';
 
 export type JobRow = Job;
+
+/** A job's state without the request's payload (input, s3Config, policy): what status reads need. */
+export type JobState = Omit<Job, 'input' | 's3Config' | 'policy'>;
+/** The payload columns `JobState` reads leave out (an input can be 20 MB; every status poll reads the row). */
+const WITHOUT_PAYLOAD = { input: true, s3Config: true, policy: true } as const;
+/** The columns of a `JobState`, for raw statements that return one (`RETURNING`). */
+const JOB_STATE_COLUMNS = [
+  'id', '"endpointId"', '"ownerId"', 'status', 'mode', 'webhook', '"lowPriority"', '"executionTimeoutMs"', '"ttlMs"', 'output', 'error',
+  'retries', '"workerId"', '"createdAt"', '"queuedAt"', '"startedAt"', '"timeoutAt"', '"completedAt"', '"resultsExpireAt"', '"expiresAt"',
+  '"deletedAt"', '"streamSeq"',
+] as const;
 
 /** What a claim returns: the columns a worker is sent (contract §4). */
 export type ClaimedJob = Pick<Job, 'id' | 'input' | 'webhook' | 's3Config' | 'policy' | 'lowPriority' | 'createdAt'>;
@@ -23,6 +34,33 @@ export interface NewJob {
   lowPriority: boolean;
   executionTimeoutMs: number;
   ttlMs: number;
+  /**
+   * A worker whose job-take waits for work: the job is stored already running on it (handed over
+   * in memory), unless that worker is on its way out; then it is queued like any other.
+   */
+  offeredTo?: string;
+}
+
+/** A result without webhook, finished in one statement (`finishPlain`). */
+interface PlainFinish {
+  endpointId: string;
+  workerId: string;
+  id: string;
+  result: { status: 'COMPLETED' | 'FAILED'; output?: unknown; error?: string };
+  now: Date;
+}
+
+/** The row `insert` writes for a new job (every column set, so no read-back is needed). */
+function newJobRow(job: NewJob, now: Date): JobRow {
+  return {
+    id: job.id, endpointId: job.endpointId, ownerId: job.ownerId, status: 'IN_QUEUE', mode: job.mode,
+    input: job.input as JobRow['input'], webhook: job.webhook ?? null,
+    s3Config: (job.s3Config ?? null) as JobRow['s3Config'], policy: (job.policy ?? null) as JobRow['policy'],
+    lowPriority: job.lowPriority, executionTimeoutMs: job.executionTimeoutMs, ttlMs: job.ttlMs,
+    output: null, error: null, retries: 0, workerId: null,
+    createdAt: now, queuedAt: now, startedAt: null, timeoutAt: null, completedAt: null, resultsExpireAt: null,
+    expiresAt: new Date(now.getTime() + job.ttlMs), deletedAt: null, streamSeq: 0,
+  };
 }
 
 /** A job whose state a statement changed: enough to notify waiters and stop its worker. */
@@ -76,36 +114,95 @@ type Tx = Prisma.TransactionClient;
  */
 @Injectable()
 export class JobsRepository {
-  constructor(private readonly db: PrismaClient, private readonly t: SchedulerTables, private readonly outbox: OutboxRelay, private readonly metrics: SchedulerMetrics) {}
+  /**
+   * The statements every job runs (insert, read, plain finish) go through group commit: under load
+   * one statement serves many calls (see GroupCommit).
+   */
+  private readonly inserts: GroupCommit<{ job: NewJob; now: Date }, { row: JobRow; created: boolean }>;
+  private readonly reads: GroupCommit<string, JobState | null>;
+  private readonly plainFinishes: GroupCommit<PlainFinish, JobState | null>;
+
+  constructor(private readonly db: PrismaClient, private readonly t: SchedulerTables, private readonly outbox: OutboxRelay, private readonly metrics: SchedulerMetrics) {
+    this.inserts = new GroupCommit((items) => this.insertBatch(items));
+    this.reads = new GroupCommit((ids) => this.readBatch(ids));
+    this.plainFinishes = new GroupCommit((items) => this.finishPlainBatch(items));
+  }
 
   private q<T>(sql: string, ...params: unknown[]): Promise<T[]> {
     return this.db.$queryRawUnsafe<T[]>(sql, ...params);
   }
 
   /** Inserts the job; a second insert of the same id (a retried submission) returns the stored one. */
-  async insert(job: NewJob, now: Date): Promise<{ row: JobRow; created: boolean }> {
-    try {
-      const row = await this.db.job.create({
-        data: { ...job, createdAt: now, queuedAt: now, expiresAt: new Date(now.getTime() + job.ttlMs) },
-      });
-      this.metrics.submitted();
-      return { row, created: true };
-    } catch (err) {
-      if (err instanceof Prisma.PrismaClientKnownRequestError && err.code === 'P2002') {
-        const existing = await this.db.job.findUnique({ where: { id: job.id } });
-        if (existing) return { row: existing, created: false };
-      }
-      throw err;
-    }
+  insert(job: NewJob, now: Date): Promise<{ row: JobRow; created: boolean }> {
+    return this.inserts.call({ job, now });
   }
 
-  find(id: string): Promise<JobRow | null> {
-    return this.db.job.findUnique({ where: { id } });
+  private async insertBatch(items: Array<{ job: NewJob; now: Date }>): Promise<Array<{ row: JobRow; created: boolean }>> {
+    const rows = items.map(({ job, now }) => newJobRow(job, now));
+    const json = (v: unknown) => (v === undefined || v === null ? null : JSON.stringify(v));
+    const { job, worker, jobStatus } = this.t;
+    // An offered job runs at once on its worker, as a claim would have made it (see `claim`).
+    const inserted = await this.q<{ id: string; workerId: string | null }>(`
+      WITH n AS (
+        SELECT n.*, (k IS NOT NULL AND NOT EXISTS (SELECT 1 FROM ${worker} w WHERE w."endpointId" = n.e AND w.id = n.k
+          AND (w.state IN ('stopping', 'stopped') OR w."stopRequested"))) AS handed
+        FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::text[], $8::text[], $9::boolean[],
+          $10::int[], $11::int[], $12::text[], $13::text[], $14::text[]) AS n(id, e, o, m, i, w, s, p, l, x, t, c, d, k)
+      ), ins AS (
+        INSERT INTO ${job} (id, "endpointId", "ownerId", status, mode, input, webhook, "s3Config", policy, "lowPriority",
+          "executionTimeoutMs", "ttlMs", retries, "createdAt", "queuedAt", "expiresAt", "streamSeq", "workerId", "startedAt", "timeoutAt")
+        SELECT id, e, o, (CASE WHEN handed THEN 'IN_PROGRESS' ELSE 'IN_QUEUE' END)::${jobStatus}, m, i::json, w, s::json, p::json, l,
+          x, t, 0, c::timestamp(3), c::timestamp(3), d::timestamp(3), 0, CASE WHEN handed THEN k END,
+          CASE WHEN handed THEN c::timestamp(3) END, CASE WHEN handed THEN c::timestamp(3) + x * interval '1 millisecond' END
+        FROM n
+        ON CONFLICT (id) DO NOTHING
+        RETURNING id, "endpointId", "workerId", "createdAt"
+      ), b AS (
+        UPDATE ${worker} w SET "lastBusyAt" = now.c
+        FROM (SELECT "endpointId", "workerId", max("createdAt") AS c FROM ins WHERE "workerId" IS NOT NULL GROUP BY 1, 2) now
+        WHERE w."endpointId" = now."endpointId" AND w.id = now."workerId"
+      )
+      SELECT id, "workerId" FROM ins`,
+    rows.map((r) => r.id), rows.map((r) => r.endpointId), rows.map((r) => r.ownerId), rows.map((r) => r.mode),
+    rows.map((r) => json(r.input)), rows.map((r) => r.webhook), rows.map((r) => json(r.s3Config)), rows.map((r) => json(r.policy)),
+    rows.map((r) => r.lowPriority), rows.map((r) => r.executionTimeoutMs), rows.map((r) => r.ttlMs),
+    rows.map((r) => ts(r.createdAt)), rows.map((r) => ts(r.expiresAt)), items.map(({ job: j }) => j.offeredTo ?? null));
+    // One call per inserted id counts as its creator (the same id twice in a batch: the first).
+    const fresh = new Map(inserted.map((r) => [r.id, r.workerId]));
+    const creators = new Set<string>();
+    const created = rows.map((r) => fresh.has(r.id) && !creators.has(r.id) && Boolean(creators.add(r.id)));
+    const others = rows.filter((_, i) => !created[i]).map((r) => r.id);
+    const existing = new Map((others.length ? await this.db.job.findMany({ where: { id: { in: others } } }) : []).map((r) => [r.id, r]));
+    return rows.map((row, i) => {
+      if (created[i]) {
+        const workerId = fresh.get(row.id) ?? null;
+        this.metrics.submitted();
+        if (workerId) {
+          Object.assign(row, { status: 'IN_PROGRESS', workerId, startedAt: row.createdAt, timeoutAt: new Date(row.createdAt.getTime() + row.executionTimeoutMs) });
+          this.metrics.taken([row], row.createdAt);
+        }
+        return { row, created: true };
+      }
+      const stored = existing.get(row.id);
+      if (!stored) throw new Error(`job ${row.id} conflicted on insert but cannot be read`);
+      return { row: stored, created: false };
+    });
+  }
+
+  find(id: string): Promise<JobState | null> {
+    return this.reads.call(id);
   }
 
   /** The owner's job on that endpoint, tombstones included (callers decide visibility). */
-  findOwned(ownerId: string, endpointId: string, id: string): Promise<JobRow | null> {
-    return this.db.job.findFirst({ where: { id, ownerId, endpointId } });
+  async findOwned(ownerId: string, endpointId: string, id: string): Promise<JobState | null> {
+    const row = await this.reads.call(id);
+    return row && row.ownerId === ownerId && row.endpointId === endpointId ? row : null;
+  }
+
+  private async readBatch(ids: string[]): Promise<Array<JobState | null>> {
+    const rows = await this.db.job.findMany({ where: { id: { in: [...new Set(ids)] } }, omit: WITHOUT_PAYLOAD });
+    const byId = new Map(rows.map((r) => [r.id, r]));
+    return ids.map((id) => byId.get(id) ?? null);
   }
 
   /** `/status?ttl=`: the job now expires `ttlMs` after its submission. */
@@ -172,12 +269,12 @@ export class JobsRepository {
     return count > 0;
   }
 
-  /** The final result; only the first one for the worker holding the job counts. */
+  /** The final result; only the first one for the worker holding the job counts. Returns the finished job, or null. */
   async finish(
     endpointId: string, workerId: string, id: string,
     result: { status: 'COMPLETED' | 'FAILED'; output?: Prisma.InputJsonValue | typeof Prisma.DbNull; error?: string },
     now: Date, retentionMs: number, hasWebhook = true,
-  ): Promise<boolean> {
+  ): Promise<JobState | null> {
     const data = {
       status: result.status,
       output: result.output ?? Prisma.DbNull,
@@ -189,47 +286,67 @@ export class JobsRepository {
     const where = { id, endpointId, workerId, status: 'IN_PROGRESS' as const, deletedAt: null };
     // A job's webhook is fixed at submission: without one there is nothing to announce, so no transaction.
     if (!hasWebhook) {
-      const rows = await this.db.job.updateManyAndReturn({ where, data, select: { startedAt: true } });
-      this.metrics.finished(result.status, rows, now);
-      return rows.length > 0;
+      const [row] = await this.db.job.updateManyAndReturn({ where, data, omit: WITHOUT_PAYLOAD });
+      if (row) this.metrics.finished(result.status, [row], now);
+      return row ?? null;
     }
-    let startedAt: Date | null = null;
     const finished = await this.db.$transaction(async (tx) => {
       const [row] = await tx.job.updateManyAndReturn({ where, data });
-      if (!row) return false;
-      startedAt = row.startedAt;
+      if (!row) return null;
       const event = jobFinishedOutboxRow(row, now);
       if (event) await writeOutbox(tx, [event]);
-      return event ? 'announced' : true;
+      return { row, announced: event !== null };
     }, BULK_TX);
-    if (finished === 'announced') this.outbox.kick();
-    if (finished !== false) this.metrics.finished(result.status, [{ startedAt }], now);
-    return finished !== false;
+    if (!finished) return null;
+    if (finished.announced) this.outbox.kick();
+    this.metrics.finished(result.status, [finished.row], now);
+    const { input: _input, s3Config: _s3, policy: _policy, ...state } = finished.row;
+    return state;
   }
 
   /**
    * The common case of a result in one statement: a job without webhook (nothing to announce) that
    * this worker holds and that is still alive gets its final state, and the worker its "last busy"
-   * time. False when the job is not in that case; the caller then takes the general path.
+   * time. Returns the finished job; null when the job is not in that case (the caller then takes
+   * the general path).
    */
-  async finishPlain(
+  finishPlain(
     endpointId: string, workerId: string, id: string,
     result: { status: 'COMPLETED' | 'FAILED'; output?: unknown; error?: string }, now: Date,
-  ): Promise<boolean> {
-    const output = result.output === undefined || result.output === null ? null : JSON.stringify(result.output);
-    const rows = await this.q<{ id: string; startedAt: Date | null }>(`
-      WITH f AS (
-        UPDATE ${this.t.job} SET status = $5::${this.t.jobStatus}, output = $6::json, error = $7, "completedAt" = $4::timestamp(3),
-          "timeoutAt" = NULL, "resultsExpireAt" = $4::timestamp(3) + ${RETENTION_SQL}
-        WHERE id = $3 AND "endpointId" = $1 AND "workerId" = $2 AND status = 'IN_PROGRESS' AND "deletedAt" IS NULL
-          AND "expiresAt" > $4::timestamp(3) AND webhook IS NULL
-        RETURNING id, "startedAt"
+  ): Promise<JobState | null> {
+    return this.plainFinishes.call({ endpointId, workerId, id, result, now });
+  }
+
+  private async finishPlainBatch(items: PlainFinish[]): Promise<Array<JobState | null>> {
+    // Two posts for one job in one batch: only the first may finish it (the later one is a repeat).
+    const first = new Map<string, PlainFinish>();
+    for (const item of items) if (!first.has(item.id)) first.set(item.id, item);
+    const batch = [...first.values()];
+    const now = items[items.length - 1].now;
+    const output = (r: PlainFinish['result']) => (r.output === undefined || r.output === null ? null : JSON.stringify(r.output));
+    const rows = await this.q<JobState>(`
+      WITH v AS (
+        SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[]) AS v(id, e, w, st, o, err)
+      ), f AS (
+        UPDATE ${this.t.job} j SET status = v.st::${this.t.jobStatus}, output = v.o::json, error = v.err, "completedAt" = $7::timestamp(3),
+          "timeoutAt" = NULL, "resultsExpireAt" = $7::timestamp(3) + ${RETENTION_SQL}
+        FROM v
+        WHERE j.id = v.id AND j."endpointId" = v.e AND j."workerId" = v.w AND j.status = 'IN_PROGRESS' AND j."deletedAt" IS NULL
+          AND j."expiresAt" > $7::timestamp(3) AND j.webhook IS NULL
+        RETURNING ${JOB_STATE_COLUMNS.map((c) => `j.${c}`).join(', ')}
       ), b AS (
-        UPDATE ${this.t.worker} SET "lastBusyAt" = $4::timestamp(3) WHERE "endpointId" = $1 AND id = $2 AND EXISTS (SELECT 1 FROM f)
+        UPDATE ${this.t.worker} w SET "lastBusyAt" = $7::timestamp(3)
+        FROM (SELECT DISTINCT "endpointId", "workerId" FROM f) x WHERE w."endpointId" = x."endpointId" AND w.id = x."workerId"
       )
-      SELECT id, "startedAt" FROM f`, endpointId, workerId, id, ts(now), result.status, output, result.error ?? null);
-    this.metrics.finished(result.status, rows, now);
-    return rows.length > 0;
+      SELECT * FROM f`,
+    batch.map((b) => b.id), batch.map((b) => b.endpointId), batch.map((b) => b.workerId), batch.map((b) => b.result.status),
+    batch.map((b) => output(b.result)), batch.map((b) => b.result.error ?? null), ts(now));
+    const finished = new Map(rows.map((r) => [r.id, r]));
+    for (const status of ['COMPLETED', 'FAILED'] as const) {
+      const of = rows.filter((r) => r.status === status);
+      if (of.length) this.metrics.finished(status, of, now);
+    }
+    return items.map((item) => (first.get(item.id) === item ? finished.get(item.id) ?? null : null));
   }
 
   /**
@@ -418,21 +535,25 @@ export class JobsRepository {
    * The worker is gone (silent, unhealthy, stopped): its running jobs go back to the queue with
    * `retries` + 1, unless their TTL or execution timeout has passed (the sweeper ends those). The
    * worker gets a stop for each, should it come back.
+   *
+   * With `unreported`, only the jobs it was given before `startedBefore` and does not report
+   * having (its ping lists its jobs in progress): the answer that gave it those never arrived.
    */
-  async requeueFromWorker(endpointId: string, workerId: string, now: Date): Promise<ChangedJob[]> {
+  async requeueFromWorker(endpointId: string, workerId: string, now: Date, unreported?: { reported: string[]; startedBefore: Date }): Promise<ChangedJob[]> {
     return this.q<ChangedJob>(`
       WITH r AS (
         UPDATE ${this.t.job} SET status = 'IN_QUEUE', "workerId" = NULL, "startedAt" = NULL, "timeoutAt" = NULL, output = NULL,
           retries = retries + 1, "queuedAt" = $3::timestamp(3)
         WHERE "endpointId" = $1 AND "workerId" = $2 AND status = 'IN_PROGRESS' AND "deletedAt" IS NULL
           AND "expiresAt" > $3::timestamp(3) AND "timeoutAt" > $3::timestamp(3)
+          ${unreported ? `AND "startedAt" < $5::timestamp(3) AND NOT (id = ANY($4::text[]))` : ''}
         RETURNING id, "endpointId"
       ), s AS (
         INSERT INTO ${this.t.stop} ("jobId", "workerId", "endpointId", reason, "createdAt")
         SELECT id, $2, "endpointId", 'requeued', $3::timestamp(3) FROM r
         ON CONFLICT ("jobId", "workerId") DO UPDATE SET reason = EXCLUDED.reason, "createdAt" = EXCLUDED."createdAt", "deliveredAt" = NULL
       )
-      SELECT id, "endpointId", NULL AS "workerId" FROM r`, endpointId, workerId, ts(now));
+      SELECT id, "endpointId", NULL AS "workerId" FROM r`, endpointId, workerId, ts(now), ...(unreported ? [unreported.reported, ts(unreported.startedBefore)] : []));
   }
 
   /** The endpoint is deleted: queued jobs removed, running ones cancelled (their workers stop). */

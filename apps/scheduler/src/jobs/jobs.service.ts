@@ -2,7 +2,8 @@ import { Injectable } from '@nestjs/common';
 import {
   isFinalStatus, JOB_LIMITS, RunplaneError,
   type AwaitJobRequest, type EndpointScopedRequest, type GetJobRequest, type HealthRecord, type JobAccepted, type JobRecord,
-  type JobScopedRequest, type ListJobsRequest, type ListJobsResponse, type PurgeResponse, type StreamJobRequest, type StreamResponse, type SubmitJobRequest,
+  type JobScopedRequest, type ListJobsRequest, type ListJobsResponse, type PurgeResponse, type RunJobSyncRequest, type StreamJobRequest, type StreamResponse,
+  type SubmitJobRequest,
 } from '@runplane/contracts';
 import type { Prisma } from '../generated/prisma/client.js';
 import { EndpointsService } from '../endpoints/endpoints.service.js';
@@ -11,7 +12,7 @@ import { ANY_JOB, JobChanges } from '../shared/job-changes.js';
 import { WorkersRepository } from '../workers/workers.repository.js';
 import { decodeCursor, encodeCursor } from './cursor.js';
 import { isGone, resultsExpired, toJobRecord } from './job-view.js';
-import { JobsRepository, type JobRow } from './jobs.repository.js';
+import { JobsRepository, type ClaimedJob, type JobRow, type JobState } from './jobs.repository.js';
 
 /** The job lifecycle as clients drive it (through queue-api). The scheduler is the only writer of job state. */
 @Injectable()
@@ -24,9 +25,41 @@ export class JobsService {
     private readonly settings: SchedulerSettings,
   ) {}
 
-  /** Queues the job (IN_QUEUE) on the caller's endpoint; the same id twice is one job. */
+  /**
+   * Queues the job on the caller's endpoint and answers IN_QUEUE (spec: `/run` answers IN_QUEUE),
+   * even when a waiting worker got it at once; the same id again is the same job, as it is now.
+   */
   async submit(request: SubmitJobRequest): Promise<JobAccepted> {
+    const { row, created } = await this.create(request);
+    return { id: row.id, status: created ? 'IN_QUEUE' : row.status };
+  }
+
+  /** `/runsync`: queues the job, then waits like `await` for its final state. */
+  async runSync(request: RunJobSyncRequest): Promise<JobRecord> {
+    const deadline = Date.now() + request.waitMs;
+    const { row, created } = await this.create(request);
+    // A new job's row is as the insert left it: the first look needs no read.
+    return this.awaitFinal(request, deadline, created ? { row, mark: this.changes.mark() } : undefined);
+  }
+
+  private async create(request: SubmitJobRequest): Promise<{ row: JobRow; created: boolean }> {
     const endpoint = await this.endpoints.requireOwned(request.ownerId, request.endpointId);
+    // A job-take waiting here gets the job straight away (stored already running on its worker).
+    const taker = this.changes.handOff<ClaimedJob>(endpoint.id);
+    let handed = false;
+    try {
+      const { row, created } = await this.insert(request, endpoint.executionTimeoutMs, taker?.workerId);
+      handed = created && row.workerId !== null;
+      if (handed) taker!.give([row]);
+      // Queued: one waiting taker looks for it, and the autoscaler; handed over: only the autoscaler.
+      if (created) this.changes.changed(row.endpointId, row.id, { queued: handed ? 0 : 1, scaling: true });
+      return { row, created };
+    } finally {
+      if (!handed) taker?.decline();
+    }
+  }
+
+  private async insert(request: SubmitJobRequest, endpointTimeoutMs: number, offeredTo?: string): Promise<{ row: JobRow; created: boolean }> {
     const { job } = request;
     const { row, created } = await this.jobs.insert({
       id: request.jobId,
@@ -39,14 +72,14 @@ export class JobsService {
       policy: plain(job.policy),
       lowPriority: job.policy?.lowPriority ?? false,
       // Policy beats the endpoint setting (spec "Policy object"), fixed at submission.
-      executionTimeoutMs: job.policy?.executionTimeout ?? endpoint.executionTimeoutMs,
+      executionTimeoutMs: job.policy?.executionTimeout ?? endpointTimeoutMs,
       ttlMs: job.policy?.ttl ?? JOB_LIMITS.ttl.default,
+      offeredTo,
     }, new Date());
     if (!created && (row.endpointId !== request.endpointId || row.ownerId !== request.ownerId)) {
       throw RunplaneError.conflict(`job id ${request.jobId} is already used`, 'JOB_ID_IN_USE');
     }
-    if (created) this.changes.changed(row.endpointId, row.id, true); // wakes waiting takers and the autoscaler
-    return { id: row.id, status: row.status };
+    return { row, created };
   }
 
   /** `/status`; with `ttlMs` the job's TTL is set anew (counted from submission). */
@@ -64,15 +97,24 @@ export class JobsService {
   }
 
   /** Blocks until the job is final or `waitMs` elapsed, then returns its record (runsync, status-sync). */
-  async await(request: AwaitJobRequest): Promise<JobRecord> {
-    const deadline = Date.now() + request.waitMs;
+  await(request: AwaitJobRequest): Promise<JobRecord> {
+    return this.awaitFinal(request, Date.now() + request.waitMs);
+  }
+
+  /** Waits until the job is final or `deadline`; `known` is its row as it was at `known.mark`. */
+  private async awaitFinal(request: JobScopedRequest, deadline: number, known?: { row: JobState; mark: number }): Promise<JobRecord> {
+    let seen = known;
     for (;;) {
-      const mark = this.changes.mark(request.endpointId);
+      if (!seen) {
+        const mark = this.changes.mark();
+        seen = { row: await this.visible(request, new Date()), mark };
+      }
       const now = new Date();
-      const row = await this.visible(request, now);
       const left = deadline - now.getTime();
-      if (isFinalStatus(row.status) || left <= 0 || this.changes.stopping) return toJobRecord(row, now);
-      await this.changes.wait(row.endpointId, row.id, Math.min(left, this.settings.longPollRecheckMs), mark);
+      if (isFinalStatus(seen.row.status) || left <= 0 || this.changes.stopping) return toJobRecord(seen.row, now);
+      const final = await this.changes.waitForJob<JobState>(seen.row.endpointId, seen.row.id, Math.min(left, this.settings.longPollRecheckMs), seen.mark);
+      // A final state handed over by the change itself needs no read.
+      seen = final ? { row: final, mark: this.changes.mark() } : undefined;
     }
   }
 
@@ -83,7 +125,7 @@ export class JobsService {
   async stream(request: StreamJobRequest): Promise<StreamResponse> {
     const deadline = Date.now() + request.waitMs;
     for (;;) {
-      const mark = this.changes.mark(request.endpointId);
+      const mark = this.changes.mark();
       const now = new Date();
       // Status before draining: a final status read first guarantees every chunk is already stored.
       const row = await this.visible(request, now);
@@ -92,7 +134,7 @@ export class JobsService {
       if (chunks.length || isFinalStatus(row.status) || left <= 0 || this.changes.stopping) {
         return { id: row.id, status: row.status, stream: chunks.map((output) => ({ output })) };
       }
-      await this.changes.wait(row.endpointId, row.id, Math.min(left, this.settings.longPollRecheckMs), mark);
+      await this.changes.waitForJob(row.endpointId, row.id, Math.min(left, this.settings.longPollRecheckMs), mark);
     }
   }
 
@@ -107,7 +149,7 @@ export class JobsService {
       }
       const cancelled = await this.jobs.cancel(row.id, now);
       if (cancelled) {
-        this.changes.changed(row.endpointId, row.id);
+        this.changes.changed(row.endpointId, row.id, { stops: cancelled.workerId !== null }); // a running job's worker hears on job-stop
         return { id: row.id, status: 'CANCELLED' };
       }
       // It moved between the read and the update (finished, requeued, ...): decide again.
@@ -120,7 +162,7 @@ export class JobsService {
     const now = new Date();
     const row = await this.visible(request, now);
     if (await this.jobs.retry(row.id, now)) {
-      this.changes.changed(row.endpointId, row.id, true);
+      this.changes.changed(row.endpointId, row.id, { queued: 1, scaling: true });
       return { id: row.id, status: 'IN_QUEUE' };
     }
     const latest = (await this.jobs.find(row.id)) ?? row;
@@ -187,7 +229,7 @@ export class JobsService {
   }
 
   /** The caller's live job, else 404 (unknown, another endpoint's or user's, or deleted by its TTL). */
-  private async visible(request: JobScopedRequest, now: Date): Promise<JobRow> {
+  private async visible(request: JobScopedRequest, now: Date): Promise<JobState> {
     const row = await this.jobs.findOwned(request.ownerId, request.endpointId, request.jobId);
     if (!row || isGone(row, now)) throw jobNotFound(request.jobId);
     return row;

@@ -1,31 +1,101 @@
+import { randomUUID } from 'node:crypto';
 import { Inject, Injectable, Optional, type OnModuleDestroy } from '@nestjs/common';
 import { Bus } from '@runplane/bus';
-import { SchedulerSignals } from '@runplane/contracts';
+import { SchedulerSignals, type JobChange, type JobChangedSignal } from '@runplane/contracts';
 import { LOGGER, ReadinessService, type Logger } from '@runplane/platform';
 
-/** `jobId` of a change that concerns the whole endpoint (purge, sweeps): wakes all its waiters. */
+/** `jobId` of a change that concerns the whole endpoint (purge, sweeps, configuration): wakes all its waiters. */
 export const ANY_JOB = '*';
+/** Changes per signal message. */
+const SIGNAL_BATCH = 500;
 
-interface Waiter {
-  endpointId: string;
-  /** Only changes of this job wake it; undefined: any change on the endpoint (take, stop polls). */
-  jobId?: string;
-  wake: () => void;
+/** What a change means besides "this job changed": who else must look again. */
+export interface ChangeEffects {
+  /**
+   * The job's final state, as the statement that finished it returned it: handed to this
+   * replica's waiters of the job, which then need not read it again.
+   */
+  final?: unknown;
+  /** This many jobs became claimable (submitted, retried, requeued): wakes that many waiting job-takes. */
+  queued?: number;
+  /** Job-stop rows were written for the endpoint's workers: wakes its job-stop polls. */
+  stops?: boolean;
+  /** The change may call for more or fewer workers: the autoscaler listeners run. */
+  scaling?: boolean;
 }
+
+/** A held long poll. */
+interface Waiter {
+  /** Leaves its set of waiters (and its timer) without ending the poll: `handOff` resolves it later. */
+  detach: () => void;
+  /** Ends the poll with what the change carried (a final state, handed jobs), or nothing. */
+  resolve: (value?: unknown) => void;
+  /** `detach` and `resolve`. */
+  wake: (value?: unknown) => void;
+  /** job-take polls only: the worker asking. */
+  workerId?: string;
+}
+
+/**
+ * The oldest waiting job-take of an endpoint, taken out of the waiters by `handOff`: its caller
+ * must either `give` it jobs (assigned to `workerId` in the database) or `decline`, which wakes it
+ * to claim jobs itself.
+ */
+export interface HandOff<T> {
+  workerId: string;
+  give(jobs: T[]): void;
+  decline(): void;
+}
+
+/** The long polls held on one endpoint, by what they wait for. */
+interface EndpointWaiters {
+  /** job-take polls, oldest first: new work wakes as many of them as there are new jobs. */
+  takes: Set<Waiter>;
+  /** job-stop polls: woken when stops were written. */
+  stops: Set<Waiter>;
+  /** await / stream polls of one job. */
+  jobs: Map<string, Set<Waiter>>;
+}
+
+/** A key of `lastChange`: the endpoint as a whole, its queued work, its stops, or one job. */
+const endpointKey = (endpointId: string) => `e\u0000${endpointId}`;
+const workKey = (endpointId: string) => `w\u0000${endpointId}`;
+const stopsKey = (endpointId: string) => `s\u0000${endpointId}`;
+const jobKey = (jobId: string) => `j\u0000${jobId}`;
+/** A key of `idleClaims`. */
+const workerKey = (endpointId: string, workerId: string) => `${endpointId}\u0000${workerId}`;
 
 /**
  * Wake-ups of long polls (await, stream, take, stop). Every change is announced here: it wakes
  * this replica's waiters at once and the other replicas' through `SchedulerSignals.jobChanged`.
  * A wake-up only means "look again": waiters re-read the database, which stays the truth, and
  * re-read it periodically anyway in case a signal was lost (signals are best effort).
+ *
+ * Waiters are woken by what concerns them only, because every wake-up costs a database read:
+ * a job's result wakes the polls of that job; a new job wakes one waiting job-take, not all of
+ * them (the rest would each run a claim that finds nothing); stops wake the job-stop polls.
  */
 @Injectable()
 export class JobChanges implements OnModuleDestroy {
-  private readonly waiters = new Set<Waiter>();
+  /** Tells this replica's own signals (which the bus delivers here too) from other replicas'. */
+  private readonly origin = randomUUID();
+  private readonly waiters = new Map<string, EndpointWaiters>();
+  /** Polls that only wait out their time (see `pause`). */
+  private readonly paused = new Set<Waiter>();
   private readonly listeners = new Set<(endpointId: string) => void>();
   private readonly wakeListeners = new Set<(endpointId: string, jobId: string) => void>();
-  /** Count of wake-ups per endpoint: a poll that read the database before a change does not wait for the next one. */
-  private readonly generations = new Map<string, number>();
+  /**
+   * When each key last changed, as a number of the `sequence`: a poll that read the database
+   * before a change (its `mark`) does not wait for the next one. Keys forgotten to bound memory
+   * count as changed at `forgottenAt`, so forgetting costs at most one extra read.
+   */
+  private readonly lastChange = new Map<string, number>();
+  /** Per worker: the mark of its last claim that found nothing, and when (see `knownIdle`). */
+  private readonly idleClaims = new Map<string, { mark: number; at: number }>();
+  private sequence = 0;
+  /** Changes not yet signalled to other replicas: sent together at the end of this event-loop turn. */
+  private outgoing: JobChange[] = [];
+  private forgottenAt = 0;
   private closing = false;
   private drainWatch?: NodeJS.Timeout;
 
@@ -41,27 +111,88 @@ export class JobChanges implements OnModuleDestroy {
   }
 
   /**
-   * Announces changed jobs of an endpoint (ANY_JOB for many) locally and to other replicas.
-   * `scaling`: the change may call for more or fewer workers (new or requeued jobs, endpoint
-   * changes); progress and stream chunks are not, and would only make the autoscaler spin.
+   * Announces a change of a job (ANY_JOB: of the whole endpoint): this replica's waiters wake at
+   * once, other replicas' with the signal sent at the end of this event-loop turn.
    */
-  changed(endpointId: string, jobId: string = ANY_JOB, scaling = false): void {
-    this.wake(endpointId, jobId);
-    if (scaling) for (const listener of this.listeners) listener(endpointId);
-    this.bus.signal(SchedulerSignals.jobChanged, { endpointId, jobId }).catch((err: unknown) => {
-      // Best effort by design: other replicas re-check on their own within longPollRecheckMs.
-      if (!this.stopping) this.logger.warn({ err: String(err), endpointId }, 'could not signal a job change');
-    });
+  changed(endpointId: string, jobId: string = ANY_JOB, effects: ChangeEffects = {}): void {
+    this.wake(endpointId, jobId, effects);
+    if (effects.scaling) for (const listener of this.listeners) listener(endpointId);
+    const change: JobChange = { endpointId, jobId };
+    if (effects.queued) change.queued = effects.queued;
+    if (effects.stops) change.stops = true;
+    if (this.outgoing.push(change) === 1) setImmediate(() => this.signalOutgoing());
   }
 
-  /** Wakes this replica's waiters for a change (from `changed` or from another replica's signal). */
-  wake(endpointId: string, jobId: string): void {
-    for (const listener of this.wakeListeners) listener(endpointId, jobId);
-    if (this.generations.size > 100_000) this.generations.clear(); // bounded; a reset only costs a re-read
-    this.generations.set(endpointId, (this.generations.get(endpointId) ?? 0) + 1);
-    for (const w of this.waiters) {
-      if (w.endpointId === endpointId && (w.jobId === undefined || jobId === ANY_JOB || w.jobId === jobId)) w.wake();
+  /**
+   * Announces changed jobs, one by one or per endpoint when there are many: jobs that `ended`
+   * (timed out, expired) concern their awaiters and their workers' job-stop polls; jobs `requeued`
+   * away from a worker also wake as many job-takes, and the autoscaler.
+   */
+  announce(jobs: Array<{ id: string; endpointId: string }>, how: 'ended' | 'requeued'): void {
+    const byEndpoint = new Map<string, string[]>();
+    for (const j of jobs) {
+      const ids = byEndpoint.get(j.endpointId);
+      if (ids) ids.push(j.id);
+      else byEndpoint.set(j.endpointId, [j.id]);
     }
+    const requeued = how === 'requeued';
+    for (const [endpointId, ids] of byEndpoint) {
+      if (ids.length > 20) this.changed(endpointId, ANY_JOB, { scaling: requeued });
+      else for (const id of ids) this.changed(endpointId, id, { stops: true, queued: requeued ? 1 : 0, scaling: requeued });
+    }
+  }
+
+  /** Another replica's changes (this replica's own signals are ignored: `changed` woke its waiters). */
+  received(signal: JobChangedSignal): void {
+    if (signal.origin === this.origin) return;
+    for (const c of signal.changes) this.wake(c.endpointId, c.jobId, { queued: c.queued, stops: c.stops });
+  }
+
+  private signalOutgoing(): void {
+    const changes = this.outgoing;
+    this.outgoing = [];
+    // Bounded messages (a bulk sweep may change thousands of jobs).
+    for (let i = 0; i < changes.length; i += SIGNAL_BATCH) {
+      this.bus.signal(SchedulerSignals.jobChanged, { origin: this.origin, changes: changes.slice(i, i + SIGNAL_BATCH) }).catch((err: unknown) => {
+        // Best effort by design: other replicas re-check on their own within longPollRecheckMs.
+        if (!this.stopping) this.logger.warn({ err: String(err) }, 'could not signal job changes');
+      });
+    }
+  }
+
+  /** Wakes this replica's waiters for a change. */
+  private wake(endpointId: string, jobId: string, effects: ChangeEffects): void {
+    for (const listener of this.wakeListeners) listener(endpointId, jobId);
+    const endpointWide = jobId === ANY_JOB;
+    this.touch(endpointWide ? endpointKey(endpointId) : jobKey(jobId));
+    if (effects.queued) this.touch(workKey(endpointId));
+    if (effects.stops) this.touch(stopsKey(endpointId));
+
+    const held = this.waiters.get(endpointId);
+    if (!held) return;
+    if (endpointWide) {
+      for (const set of [held.takes, held.stops, ...held.jobs.values()]) for (const w of [...set]) w.wake();
+      return;
+    }
+    for (const w of [...(held.jobs.get(jobId) ?? [])]) w.wake(effects.final);
+    if (effects.stops) for (const w of [...held.stops]) w.wake();
+    let queued = effects.queued ?? 0;
+    for (const w of held.takes) {
+      if (queued-- <= 0) break;
+      w.wake(); // removes itself from the set; iteration goes on with the next oldest
+    }
+  }
+
+  private touch(key: string): void {
+    if (this.lastChange.size >= 100_000) {
+      this.lastChange.clear();
+      this.forgottenAt = this.sequence;
+    }
+    this.lastChange.set(key, ++this.sequence);
+  }
+
+  private changedSince(since: number, ...keys: string[]): boolean {
+    return keys.some((key) => (this.lastChange.get(key) ?? this.forgottenAt) > since);
   }
 
   /** Runs `listener` for every local change that affects scaling (the autoscaler reacts at once). */
@@ -76,31 +207,132 @@ export class JobChanges implements OnModuleDestroy {
     return () => this.wakeListeners.delete(listener);
   }
 
-  /** Take before reading the database; pass to `wait` so a change in between is not missed. */
-  mark(endpointId: string): number {
-    return this.generations.get(endpointId) ?? 0;
+  /** Take before reading the database; pass to a wait so that a change in between is not missed. */
+  mark(): number {
+    return this.sequence;
   }
 
   /**
-   * Resolves after a matching change, after `ms`, or when the process starts draining; at once if
-   * the endpoint changed since `since` (a `mark` taken before the caller's last read).
+   * await / stream: until the job (or its whole endpoint) changes, `ms` pass, or the process
+   * drains; resolves with the job's final state when the change that woke it carried it.
    */
-  wait(endpointId: string, jobId: string | undefined, ms: number, since?: number): Promise<void> {
-    if (this.stopping || ms <= 0 || (since !== undefined && since !== this.mark(endpointId))) return Promise.resolve();
-    return new Promise<void>((resolve) => {
+  waitForJob<T>(endpointId: string, jobId: string, ms: number, since?: number): Promise<T | undefined> {
+    if (since !== undefined && this.changedSince(since, jobKey(jobId), endpointKey(endpointId))) return Promise.resolve(undefined);
+    const held = this.heldOn(endpointId);
+    let set = held.jobs.get(jobId);
+    if (!set) held.jobs.set(jobId, (set = new Set()));
+    const waiting = set;
+    return this.hold<T>(waiting, ms, () => {
+      if (waiting.size === 0 && held.jobs.get(jobId) === waiting) held.jobs.delete(jobId);
+      this.forgetIfEmpty(endpointId, held);
+    });
+  }
+
+  /**
+   * A claim for `workerId` found nothing (`mark` taken before it). Until work is queued on the
+   * endpoint, its next claims would find nothing either: a worker polls again right after each
+   * job, and that claim is skipped (`knownIdle`).
+   */
+  claimedNothing(endpointId: string, workerId: string, mark: number): void {
+    if (this.idleClaims.size >= 10_000) this.idleClaims.clear(); // bounded: it only saves claims
+    this.idleClaims.set(workerKey(endpointId, workerId), { mark, at: Date.now() });
+  }
+
+  /**
+   * True when the worker's last claim found nothing, no work was queued on the endpoint since (as
+   * far as this replica heard), and that was less than `maxAgeMs` ago: another replica's signal
+   * may be lost, so the claim is made again after that long anyway.
+   */
+  knownIdle(endpointId: string, workerId: string, maxAgeMs: number): boolean {
+    const key = workerKey(endpointId, workerId);
+    const idle = this.idleClaims.get(key);
+    if (!idle) return false;
+    if (Date.now() - idle.at < maxAgeMs && !this.changedSince(idle.mark, workKey(endpointId), endpointKey(endpointId))) return true;
+    this.idleClaims.delete(key);
+    return false;
+  }
+
+  /**
+   * job-take of `workerId`: until a job is queued on the endpoint (one taker per new job), `ms`
+   * pass, or the process drains; resolves with the jobs a submission handed it (`handOff`), if any.
+   */
+  waitForWork<T>(endpointId: string, workerId: string, ms: number, since?: number): Promise<T[] | undefined> {
+    if (since !== undefined && this.changedSince(since, workKey(endpointId), endpointKey(endpointId))) return Promise.resolve(undefined);
+    const held = this.heldOn(endpointId);
+    return this.hold<T[]>(held.takes, ms, () => this.forgetIfEmpty(endpointId, held), workerId);
+  }
+
+  /**
+   * Takes the endpoint's oldest waiting job-take out of the waiters, so that a new job can be
+   * stored already assigned to its worker and handed over in memory: one statement instead of an
+   * insert and a claim, and no wake-up round. Undefined when no job-take waits here.
+   */
+  handOff<T>(endpointId: string): HandOff<T> | undefined {
+    if (this.stopping) return undefined;
+    const held = this.waiters.get(endpointId);
+    const waiter = held?.takes.values().next().value;
+    if (!waiter?.workerId) return undefined;
+    waiter.detach();
+    return { workerId: waiter.workerId, give: (jobs) => waiter.resolve(jobs), decline: () => waiter.resolve() };
+  }
+
+  /** job-stop: until stops are written for the endpoint's workers, `ms` pass, or the process drains. */
+  waitForStops(endpointId: string, ms: number, since?: number): Promise<void> {
+    if (since !== undefined && this.changedSince(since, stopsKey(endpointId), endpointKey(endpointId))) return Promise.resolve();
+    const held = this.heldOn(endpointId);
+    return this.hold<void>(held.stops, ms, () => this.forgetIfEmpty(endpointId, held));
+  }
+
+  /** Waits `ms` unless the process drains first: a poll that no change may cut short. */
+  pause(ms: number): Promise<void> {
+    return this.hold<void>(this.paused, ms, () => {});
+  }
+
+  private heldOn(endpointId: string): EndpointWaiters {
+    let held = this.waiters.get(endpointId);
+    if (!held) this.waiters.set(endpointId, (held = { takes: new Set(), stops: new Set(), jobs: new Map() }));
+    return held;
+  }
+
+  private forgetIfEmpty(endpointId: string, held: EndpointWaiters): void {
+    if (held.takes.size === 0 && held.stops.size === 0 && held.jobs.size === 0 && this.waiters.get(endpointId) === held) {
+      this.waiters.delete(endpointId);
+    }
+  }
+
+  /**
+   * Joins `set` until woken (resolving with what the wake-up carried), `ms` pass, or the process
+   * drains; `left` tidies up once it left the set.
+   */
+  private hold<T>(set: Set<Waiter>, ms: number, left: () => void, workerId?: string): Promise<T | undefined> {
+    if (this.stopping || ms <= 0) return Promise.resolve(undefined);
+    return new Promise<T | undefined>((resolve) => {
       const waiter: Waiter = {
-        endpointId,
-        jobId,
-        wake: () => {
+        workerId,
+        detach: () => {
           clearTimeout(timer);
-          this.waiters.delete(waiter);
-          resolve();
+          set.delete(waiter);
+          left();
+        },
+        resolve: (value) => resolve(value as T | undefined),
+        wake: (value) => {
+          waiter.detach();
+          waiter.resolve(value);
         },
       };
       const timer = setTimeout(waiter.wake, ms);
-      this.waiters.add(waiter);
+      set.add(waiter);
       this.watchDraining();
     });
+  }
+
+  private allWaiters(): Waiter[] {
+    const all = [...this.paused];
+    for (const held of this.waiters.values()) {
+      all.push(...held.takes, ...held.stops);
+      for (const set of held.jobs.values()) all.push(...set);
+    }
+    return all;
   }
 
   /**
@@ -111,7 +343,7 @@ export class JobChanges implements OnModuleDestroy {
     if (this.drainWatch || !this.readiness) return;
     this.drainWatch = setInterval(() => {
       if (this.stopping) this.wakeAll();
-      if (this.waiters.size === 0) {
+      if (this.waiters.size === 0 && this.paused.size === 0) {
         clearInterval(this.drainWatch);
         this.drainWatch = undefined;
       }
@@ -120,10 +352,11 @@ export class JobChanges implements OnModuleDestroy {
   }
 
   private wakeAll(): void {
-    for (const w of [...this.waiters]) w.wake();
+    for (const w of this.allWaiters()) w.wake();
   }
 
   onModuleDestroy(): void {
+    if (this.outgoing.length) this.signalOutgoing();
     this.closing = true;
     this.wakeAll();
     if (this.drainWatch) clearInterval(this.drainWatch);

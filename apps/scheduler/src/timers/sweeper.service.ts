@@ -3,7 +3,7 @@ import { LOGGER, type Logger } from '@runplane/platform';
 import { EndpointsRepository } from '../endpoints/endpoints.repository.js';
 import { JobsRepository, type ChangedJob } from '../jobs/jobs.repository.js';
 import { SchedulerSettings } from '../settings.js';
-import { ANY_JOB, JobChanges } from '../shared/job-changes.js';
+import { JobChanges } from '../shared/job-changes.js';
 import { WorkerLiveness } from '../workers/worker-liveness.service.js';
 import { WorkersRepository } from '../workers/workers.repository.js';
 import { Leadership } from './leadership.js';
@@ -88,20 +88,10 @@ export class Sweeper implements OnApplicationBootstrap, OnModuleDestroy {
       const changed = await step();
       if (changed.length) {
         this.logger.info({ jobs: changed.map((j) => j.id).slice(0, 20), count: changed.length }, message);
-        announce(this.changes, changed);
+        this.changes.announce(changed, 'ended');
       }
       if (changed.length < 1000) return;
     }
-  }
-}
-
-/** Wakes the waiters of changed jobs: one by one, or per endpoint when there are many. */
-export function announce(changes: JobChanges, jobs: ChangedJob[]): void {
-  const byEndpoint = new Map<string, string[]>();
-  for (const j of jobs) byEndpoint.set(j.endpointId, [...(byEndpoint.get(j.endpointId) ?? []), j.id]);
-  for (const [endpointId, ids] of byEndpoint) {
-    if (ids.length > 20) changes.changed(endpointId, ANY_JOB);
-    else for (const id of ids) changes.changed(endpointId, id);
   }
 }
 

@@ -9,7 +9,7 @@ import { EndpointsRepository, type EndpointRow } from '../endpoints/endpoints.re
 import { EndpointsService } from '../endpoints/endpoints.service.js';
 import { isGone } from '../jobs/job-view.js';
 import { jobNotFound } from '../jobs/jobs.service.js';
-import { JobsRepository, toOptionalJson, type ClaimedJob, type JobRow } from '../jobs/jobs.repository.js';
+import { JobsRepository, toOptionalJson, type ClaimedJob, type JobState } from '../jobs/jobs.repository.js';
 import { splitStreamOutput } from '../jobs/stream-chunks.js';
 import { SchedulerSettings } from '../settings.js';
 import { ANY_JOB, JobChanges } from '../shared/job-changes.js';
@@ -44,18 +44,25 @@ export class WorkerProtocolService {
     const deadline = Date.now() + request.waitMs;
     for (;;) {
       // Refreshed on every round: a worker holding a long poll is alive.
-      const mark = this.changes.mark(endpoint.id);
+      const mark = this.changes.mark();
       const seen = await this.seen(endpoint, request.workerId);
-      // A worker on its way out gets nothing, but still after the full wait: answering at once
-      // would make runpod-python poll in a hot loop.
-      if (seen.state !== 'stopping' && !seen.stopRequested) {
-        const now = new Date();
-        const rows = await this.jobs.claim(endpoint.id, request.workerId, request.batchSize, now);
+      const leaving = seen.state === 'stopping' || seen.stopRequested;
+      if (!leaving && !this.changes.knownIdle(endpoint.id, request.workerId, this.settings.longPollRecheckMs)) {
+        const rows = await this.jobs.claim(endpoint.id, request.workerId, request.batchSize, new Date());
         if (rows.length) return { jobs: rows.map(toWorkerJob) };
+        this.changes.claimedNothing(endpoint.id, request.workerId, mark);
       }
       const left = deadline - Date.now();
       if (left <= 0 || this.changes.stopping) return { jobs: [] };
-      await this.changes.wait(endpoint.id, undefined, Math.min(left, this.settings.longPollRecheckMs), mark);
+      const wait = Math.min(left, this.settings.longPollRecheckMs);
+      // A worker on its way out gets nothing, but still after the full wait (answering at once
+      // would make runpod-python poll in a hot loop); it must not use up a new job's wake-up either.
+      if (leaving) {
+        await this.changes.pause(wait);
+        continue;
+      }
+      const handed = await this.changes.waitForWork<ClaimedJob>(endpoint.id, request.workerId, wait, mark);
+      if (handed?.length) return { jobs: handed.map(toWorkerJob) };
     }
   }
 
@@ -63,7 +70,7 @@ export class WorkerProtocolService {
   async release(request: ReleaseJobsRequest): Promise<Ack> {
     const endpoint = await this.endpoints.requireForWorker(request.endpointId, request.ownerId);
     const released = await this.jobs.release(endpoint.id, request.workerId, request.jobIds, new Date());
-    if (released) this.changes.changed(endpoint.id, ANY_JOB, true);
+    if (released) this.changes.changed(endpoint.id, ANY_JOB, { queued: released, scaling: true });
     return { ok: true };
   }
 
@@ -86,16 +93,17 @@ export class WorkerProtocolService {
         error: failed ? errorString(body.error) : undefined,
       };
       // Most results: a live job without webhook, held by this worker, finished in one statement.
-      if (await this.jobs.finishPlain(endpoint.id, request.workerId, request.jobId, result, now)) {
-        await this.finished(endpoint, seen, request.jobId);
+      const plain = await this.jobs.finishPlain(endpoint.id, request.workerId, request.jobId, result, now);
+      if (plain) {
+        await this.finished(endpoint, seen, plain);
       } else {
         const job = await this.requireJob(endpoint, request.jobId);
-        const finished = !isGone(job, now) && await this.jobs.finish(endpoint.id, request.workerId, job.id, {
+        const finished = isGone(job, now) ? null : await this.jobs.finish(endpoint.id, request.workerId, job.id, {
           ...result, output: 'output' in body ? toOptionalJson(body.output) : undefined,
         }, now, job.mode === 'runsync' ? JOB_LIMITS.resultRetention.runsync : JOB_LIMITS.resultRetention.run, job.webhook !== null);
         if (finished) {
           await this.workers.markBusy(endpoint.id, request.workerId, now);
-          await this.finished(endpoint, seen, job.id);
+          await this.finished(endpoint, seen, finished);
         } else {
           this.logger.debug({ endpointId: endpoint.id, jobId: job.id, workerId: request.workerId, status: job.status }, 'job-done dropped: the job is not running on this worker');
         }
@@ -109,18 +117,21 @@ export class WorkerProtocolService {
     if (body.stopPod === true) {
       await this.workers.requestStop(endpoint.id, request.workerId);
       this.touched.delete(key(endpoint.id, request.workerId)); // its next take must see the request
-      this.changes.changed(endpoint.id, ANY_JOB, true); // the autoscaler replaces it once it is free
+      this.changes.changed(endpoint.id, ANY_JOB, { scaling: true }); // the autoscaler replaces it once it is free
     }
     return { ok: true };
   }
 
-  /** After a job finished on a worker: a managed worker that works ends the start back-off; waiters wake. */
-  private async finished(endpoint: EndpointRow, seen: SeenWorker, jobId: string): Promise<void> {
+  /**
+   * After a job finished on a worker: a managed worker that works ends the start back-off; the
+   * job's waiters wake with its final state.
+   */
+  private async finished(endpoint: EndpointRow, seen: SeenWorker, job: JobState): Promise<void> {
     if (seen.managed && endpoint.startFailures > 0) {
       await this.endpointRows.resetStartFailures(endpoint.id);
       await this.workers.forgetFailed(endpoint.id);
     }
-    this.changes.changed(endpoint.id, jobId);
+    this.changes.changed(endpoint.id, job.id, { final: job });
   }
 
   /** job-stream: stores the chunk (split when over 1 MB) for `/stream`. */
@@ -141,6 +152,11 @@ export class WorkerProtocolService {
   /**
    * Heartbeat: the worker is alive. Jobs it reports but no longer holds are put on its stop
    * channel. `status: "unhealthy"` (failed fitness check, reference §1.1) means it is about to exit.
+   *
+   * Reconciliation (reference §1.6): a ping that lists all the worker's jobs in progress and misses
+   * one it was given more than two ping intervals ago means the answer that carried it never
+   * arrived (the scheduler or queue-api died between the claim and the reply): the job goes back
+   * to the queue instead of waiting for its execution timeout.
    */
   async ping(request: PingRequest): Promise<Ack> {
     const endpoint = await this.endpoints.requireForWorker(request.endpointId, request.ownerId);
@@ -153,9 +169,16 @@ export class WorkerProtocolService {
       return { ok: true };
     }
     await this.seen(endpoint, request.workerId, true);
+    const twoPingsAgo = new Date(now.getTime() - 2 * this.settings.pingIntervalMs);
     if (request.jobIds.length) {
-      const redeliverBefore = new Date(now.getTime() - 2 * this.settings.pingIntervalMs);
-      if (await this.jobs.stopIfNotHeld(endpoint.id, request.workerId, request.jobIds, now, redeliverBefore)) this.changes.changed(endpoint.id);
+      if (await this.jobs.stopIfNotHeld(endpoint.id, request.workerId, request.jobIds, now, twoPingsAgo)) this.changes.changed(endpoint.id, ANY_JOB, { stops: true });
+    }
+    if (request.reportsJobs) {
+      const lost = await this.jobs.requeueFromWorker(endpoint.id, request.workerId, now, { reported: request.jobIds, startedBefore: twoPingsAgo });
+      if (lost.length) {
+        this.logger.warn({ endpointId: endpoint.id, workerId: request.workerId, requeued: lost.map((j) => j.id) }, 'jobs given to a worker never reached it; back to the queue');
+        this.changes.announce(lost, 'requeued');
+      }
     }
     return { ok: true };
   }
@@ -171,7 +194,7 @@ export class WorkerProtocolService {
     this.touched.delete(key(signal.endpointId, signal.workerId));
     if (worker.stopRequested) {
       // It asked to go (stopPod): the autoscaler replaces it as any stop-requested worker; anything it still held is requeued.
-      if ((await this.jobs.requeueFromWorker(signal.endpointId, signal.workerId, new Date())).length) this.changes.changed(signal.endpointId, ANY_JOB, true);
+      if ((await this.jobs.requeueFromWorker(signal.endpointId, signal.workerId, new Date())).length) this.changes.changed(signal.endpointId, ANY_JOB, { scaling: true });
       return;
     }
     const lost = await this.workers.markUnhealthy(signal.endpointId, signal.workerId);
@@ -185,12 +208,12 @@ export class WorkerProtocolService {
     const endpoint = await this.endpoints.requireForWorker(request.endpointId, request.ownerId);
     const deadline = Date.now() + request.waitMs;
     for (;;) {
-      const mark = this.changes.mark(endpoint.id);
+      const mark = this.changes.mark();
       await this.seen(endpoint, request.workerId);
       const jobsToStop = await this.jobs.deliverStops(endpoint.id, request.workerId, new Date());
       const left = deadline - Date.now();
       if (jobsToStop.length || left <= 0 || this.changes.stopping) return { jobsToStop };
-      await this.changes.wait(endpoint.id, undefined, Math.min(left, this.settings.longPollRecheckMs), mark);
+      await this.changes.waitForStops(endpoint.id, Math.min(left, this.settings.longPollRecheckMs), mark);
     }
   }
 
@@ -211,7 +234,7 @@ export class WorkerProtocolService {
     return seen;
   }
 
-  private async requireJob(endpoint: EndpointRow, jobId: string): Promise<JobRow> {
+  private async requireJob(endpoint: EndpointRow, jobId: string): Promise<JobState> {
     const job = await this.jobs.find(jobId);
     if (!job || job.endpointId !== endpoint.id) throw jobNotFound(jobId);
     return job;

@@ -3,7 +3,7 @@ import { Payload } from '@nestjs/microservices';
 import { OnRpc, OnSignal } from '@runplane/bus';
 import {
   JobDoneRequest, JobStreamRequest, PingRequest, PodSignals, ReleaseJobsRequest, SchedulerRpc, SchedulerSignals, StopJobsRequest, TakeJobsRequest,
-  type WorkerExitedSignal,
+  type JobChange, type JobChangedSignal, type WorkerExitedSignal,
 } from '@runplane/contracts';
 import { JobChanges } from '../shared/job-changes.js';
 import { WorkerProtocolService } from './worker-protocol.service.js';
@@ -49,9 +49,21 @@ export class WorkersBusController {
     if (signal && typeof signal.endpointId === 'string' && typeof signal.workerId === 'string') await this.protocol.exited(signal);
   }
 
-  /** A replica (this one included) changed a job: long polls here look again. */
+  /** Another replica changed jobs: long polls here look again. */
   @OnSignal(SchedulerSignals.jobChanged)
-  jobChanged(@Payload() signal: { endpointId: string; jobId: string }) {
-    if (signal && typeof signal.endpointId === 'string') this.changes.wake(signal.endpointId, String(signal.jobId ?? '*'));
+  jobChanged(@Payload() signal: JobChangedSignal) {
+    // A replica not yet upgraded sends one change, without `changes`.
+    const raw: unknown[] = Array.isArray(signal?.changes) ? signal.changes : [signal];
+    const changes = raw.flatMap((c) => {
+      const change = c as Partial<JobChange> | null;
+      if (!change || typeof change.endpointId !== 'string') return [];
+      return [{
+        endpointId: change.endpointId,
+        jobId: typeof change.jobId === 'string' ? change.jobId : '*',
+        queued: Number.isSafeInteger(change.queued) ? change.queued : undefined,
+        stops: change.stops === true,
+      }];
+    });
+    if (changes.length) this.changes.received({ origin: typeof signal.origin === 'string' ? signal.origin : undefined, changes });
   }
 }

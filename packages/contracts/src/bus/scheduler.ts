@@ -30,6 +30,11 @@ export class SubmitJobRequest extends EndpointScopedRequest {
   @IsObject() @ValidateNested() @Type(() => JobRequestDto) job!: JobRequestDto;
 }
 
+/** `/runsync`: submits, then blocks like `AwaitJobRequest` (one round trip instead of two). */
+export class RunJobSyncRequest extends SubmitJobRequest {
+  @IsInt() @Min(0) @Max(JOB_LIMITS.runsyncWait.max) waitMs!: number;
+}
+
 export class GetJobRequest extends JobScopedRequest {
   /** `/status?ttl=`: sets the job's TTL (ms from submission). */
   @IsOptional() @IsInt() @Min(JOB_LIMITS.ttl.min) @Max(JOB_LIMITS.ttl.max) ttlMs?: number;
@@ -106,6 +111,11 @@ export class JobStreamRequest extends WorkerRequest {
 
 export class PingRequest extends WorkerRequest {
   @IsArray() @IsString({ each: true }) jobIds!: string[];
+  /**
+   * The ping lists every job the worker has in progress (runpod-python and the worker SDK do, and
+   * send `runpod_version` with it): jobs assigned to it long enough ago but missing never reached it.
+   */
+  @IsOptional() @IsBoolean() reportsJobs?: boolean;
   /** Set by the fitness-check failure ping (reference §1.1): the worker is about to exit. */
   @IsOptional() @IsIn(['unhealthy']) status?: 'unhealthy';
   /** `<check>: <reason>` of that ping. */
@@ -160,6 +170,7 @@ export class TemplateReleaseRequest {
  */
 export const SchedulerRpc = {
   submitJob: defineRpc<SubmitJobRequest, JobAccepted>('scheduler', 'jobs.submit', SubmitJobRequest),
+  runJobSync: defineRpc<RunJobSyncRequest, JobRecord>('scheduler', 'jobs.run-sync', RunJobSyncRequest),
   getJob: defineRpc<GetJobRequest, JobRecord>('scheduler', 'jobs.get', GetJobRequest),
   awaitJob: defineRpc<AwaitJobRequest, JobRecord>('scheduler', 'jobs.await', AwaitJobRequest),
   streamJob: defineRpc<StreamJobRequest, StreamResponse>('scheduler', 'jobs.stream', StreamJobRequest),
@@ -185,10 +196,25 @@ export const SchedulerRpc = {
   releaseTemplate: defineRpc<TemplateReleaseRequest, Ack>('scheduler', 'endpoints.release-template', TemplateReleaseRequest),
 } as const;
 
+/** One change of `scheduler.jobs.changed`: what changed, so that each replica wakes only the long polls it concerns. */
+export interface JobChange {
+  endpointId: string;
+  /** The job that changed; `"*"` stands for any job of the endpoint (purges, timer sweeps, configuration). */
+  jobId: string;
+  /** Jobs that became claimable: wakes this many waiting job-takes. */
+  queued?: number;
+  /** Job-stop rows were written: wakes the endpoint's job-stop polls. */
+  stops?: boolean;
+}
+
+/** The changes a replica made in one turn of its event loop, sent together. */
+export interface JobChangedSignal {
+  /** The sending replica (a replica ignores its own signals: it woke its polls already). */
+  origin?: string;
+  changes: JobChange[];
+}
+
 export const SchedulerSignals = {
-  /**
-   * A job changed state or got output: wakes long polls (await, stream, take, stop) on every replica.
-   * `jobId` `"*"` stands for any job of the endpoint (purges, timer sweeps).
-   */
-  jobChanged: defineSignal<{ endpointId: string; jobId: string }>('scheduler.jobs.changed'),
+  /** Jobs changed state or got output: wakes long polls (await, stream, take, stop) on every replica. */
+  jobChanged: defineSignal<JobChangedSignal>('scheduler.jobs.changed'),
 } as const;

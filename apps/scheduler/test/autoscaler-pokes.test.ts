@@ -1,0 +1,31 @@
+import { afterAll, beforeAll, describe, expect, it, jest } from '@jest/globals';
+import { SchedulerRpc } from '@runplane/contracts';
+import { JobsRepository } from '../src/jobs/jobs.repository.js';
+import { OWNER, sleep, startHarness, until, type Harness } from './support.js';
+
+// Ticks come from pokes only here (the periodic tick is a minute away): what makes a poke run one.
+describe('autoscaler pokes', () => {
+  let h: Harness;
+  let ticks: ReturnType<typeof jest.spyOn>;
+  beforeAll(async () => {
+    h = await startHarness({ RUNPLANE_AUTOSCALE_INTERVAL_MS: '60000' });
+    // Every tick reads the queue statistics once.
+    ticks = jest.spyOn(h.server.app.get(JobsRepository, { strict: false }), 'queueStats');
+  }, 90_000);
+  afterAll(async () => { await h?.stop(); });
+
+  it('new jobs on an endpoint that may start no worker run no tick; a configuration change does', async () => {
+    const ep = await h.endpoint({ workersMin: 0, workersMax: 0 });
+    await until(async () => ticks.mock.calls.length > 0, 10_000, 'the tick of the new endpoint'); // creation pokes
+    await sleep(300);
+    const before = ticks.mock.calls.length;
+    for (let i = 0; i < 10; i++) {
+      await h.submit(ep);
+      await sleep(60); // longer than the poke delay
+    }
+    await sleep(300);
+    expect(ticks.mock.calls.length).toBe(before);
+    await h.call(SchedulerRpc.updateEndpoint, { ownerId: OWNER, endpointId: ep, changes: { workersMax: 1 } as never });
+    await until(async () => ticks.mock.calls.length > before, 10_000, 'the tick after the change');
+  });
+});
