@@ -144,11 +144,22 @@ function workerProcesses() {
   return found;
 }
 
-function killWorker() {
-  const [victim] = workerProcesses();
-  if (!victim) throw new Error('no worker process found');
-  process.kill(victim.pid, 'SIGKILL');
-  return `kill -9 worker ${victim.workerId} (pid ${victim.pid})`;
+/**
+ * Kills a worker process. The previous fault may have taken the workers with it (a worker started
+ * by the local provider dies when pod-rest's end of its output pipe closes, and the replacements
+ * come after the scheduler missed its pings), so it waits up to half a fault window for one.
+ */
+async function killWorker() {
+  const deadline = Date.now() + FAULT_EVERY_MS / 2;
+  for (;;) {
+    const [victim] = workerProcesses();
+    if (victim) {
+      process.kill(victim.pid, 'SIGKILL');
+      return `kill -9 worker ${victim.workerId} (pid ${victim.pid})`;
+    }
+    if (Date.now() > deadline) throw new Error(`no worker process found within ${FAULT_EVERY_MS / 2000} s`);
+    await sleep(500);
+  }
 }
 
 function restartNats() {
@@ -208,7 +219,7 @@ async function main() {
   for (const [name, fault] of FAULTS) {
     window = name;
     try {
-      const what = fault();
+      const what = await fault();
       injected.push({ name, what, at: Date.now() });
       log(what);
     } catch (err) {
@@ -260,13 +271,16 @@ async function main() {
     };
   });
   console.table(table);
-  const bad = table.reduce((n, r) => n + r.lost + r.duplicated + r.stuck + r['webhooks missing'], 0) + orphans.length;
+  // A fault that could not be injected proves nothing: the run fails.
+  const notInjected = injected.filter((f) => f.error);
+  const bad = table.reduce((n, r) => n + r.lost + r.duplicated + r.stuck + r['webhooks missing'], 0) + orphans.length + notInjected.length;
   const otherFinal = accepted.filter((j) => ['FAILED', 'CANCELLED', 'TIMED_OUT'].includes(status.get(j.id)));
   if (otherFinal.length) log(`${otherFinal.length} jobs ended in another final state: ${[...new Set(otherFinal.map((j) => status.get(j.id)))].join(', ')}`);
   const result = { date: new Date().toISOString(), namespace, rate: RATE, faultEverySeconds: FAULT_EVERY_MS / 1000, injected, table, orphanWorkers: orphans.length, ok: bad === 0 };
   fs.mkdirSync(path.join(root, 'bench/results'), { recursive: true });
   fs.writeFileSync(path.join(root, 'bench/results', `chaos-${result.date.replace(/[:.]/g, '-')}.json`), `${JSON.stringify(result, null, 2)}\n`);
-  log(bad === 0 ? 'PASS: 0 lost, 0 duplicated, 0 stuck, every webhook delivered, no orphan worker' : `FAIL: ${bad} job(s) lost, duplicated, stuck or without webhook, or orphan workers`);
+  log(bad === 0 ? 'PASS: every fault injected; 0 lost, 0 duplicated, 0 stuck, every webhook delivered, no orphan worker'
+    : `FAIL: ${notInjected.length ? `fault(s) not injected (${notInjected.map((f) => f.name).join(', ')}); ` : ''}${bad - notInjected.length} job(s) lost, duplicated, stuck or without webhook, or orphan workers`);
   return bad === 0 ? 0 : 1;
 }
 

@@ -53,7 +53,7 @@ for (const [mode, which, serverRoot] of runs) {
   process.stderr.write(`[bench] ${label}: starting the server\n`);
   const server = await startServer(mode, { apiKey, serverRoot, env: { RUNPLANE_RATE_LIMITS: 'false' }, profileDir: opts['profile-dir'] });
   try {
-    const submit = runsyncSubmitter(api, server.base, await createEndpoint(api, server.base, config));
+    const submit = runsyncSubmitter(api, server.queueApiBase, await createEndpoint(api, server.base, config));
     server.startProfiling(); // with --profile-dir: latency and throughput, not start-up
     process.stderr.write(`[bench] ${label}: latency (${config.latencyJobs} sequential jobs)\n`);
     const lat = await latency(submit, { jobs: config.latencyJobs });

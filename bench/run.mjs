@@ -104,7 +104,7 @@ async function runplane(mode, out) {
   try {
     const endpoint = await createEndpoint(api, server.base, { workers: config.workers, concurrency: config.concurrency });
     const profileThroughput = () => { if (opts['profile-phase'] === 'throughput') server.startProfiling(); };
-    Object.assign(out, await measureQueue(`Runplane ${mode}`, runsyncSubmitter(api, server.base, endpoint), profileThroughput));
+    Object.assign(out, await measureQueue(`Runplane ${mode}`, runsyncSubmitter(api, server.queueApiBase, endpoint), profileThroughput));
     const [idle] = await createIdleEndpoints(api, server.base, 1);
     if (opts['profile-phase'] === 'intake') server.startProfiling();
     log(`Runplane ${mode}: /run intake, rate limits off (${config.intakeConnections} connections, ${config.intakeSeconds} s, ${server.queueApiBase})`);

@@ -60,7 +60,8 @@ let stopping = false;
 const children = services.map((s) => {
   const env = {
     ...process.env, NODE_ENV: 'production', NATS_URL: natsUrl, RUNPLANE_BUS_NAMESPACE: namespace,
-    PORT: String(s.port), HOST: '127.0.0.1', RUNPLANE_PUBLIC_URL: `http://127.0.0.1:${gatewayPort}`,
+    // Where workers reach the queue: the gateway, unless given (benchmarks point workers at queue-api itself).
+    PORT: String(s.port), HOST: '127.0.0.1', RUNPLANE_PUBLIC_URL: process.env.RUNPLANE_PUBLIC_URL ?? `http://127.0.0.1:${gatewayPort}`,
     [`DATABASE_URL_${s.name.replace(/-/g, '_').toUpperCase()}`]: `${pgBase}/${dbName(s.name)}`,
     ...(s.name === 'secrets-vault' ? { RUNPLANE_API_KEY: apiKey, ...masterKey } : {}),
     // Webhook receivers of local tests listen on this machine; real clusters keep the default (off).

@@ -47,8 +47,9 @@ export async function startServer(mode, { apiKey, serverRoot = benchRoot, env: e
     // The services listen on port+1..port+6 (queue-api is port+1); a free gateway port makes them
     // very likely free too.
     namespace = `rp_bench_${randomBytes(4).toString('hex')}`;
+    // Workers call queue-api itself, as in-cluster workers reach its Service, not the ingress.
     child = spawn(process.execPath, [path.join(serverRoot, 'scripts/cluster-up.mjs'), '--port', String(port), '--fresh'],
-      { env: { ...env, RUNPLANE_BUS_NAMESPACE: namespace }, stdio: ['ignore', 'pipe', 'pipe'], detached: true });
+      { env: { ...env, RUNPLANE_BUS_NAMESPACE: namespace, RUNPLANE_PUBLIC_URL: `http://127.0.0.1:${port + 1}` }, stdio: ['ignore', 'pipe', 'pipe'], detached: true });
   }
   let log = '';
   child.stdout.on('data', (d) => { log += d; });
@@ -75,7 +76,8 @@ export async function startServer(mode, { apiKey, serverRoot = benchRoot, env: e
     throw err;
   }
   // In cluster mode /v2 is served by queue-api itself at port+1; the gateway in front of it is a
-  // development stand-in for the ingress, so load tests of /run go to queue-api directly.
+  // development stand-in for the ingress (on a real cluster it runs on other machines), so the
+  // queue measurements go to queue-api directly: clients here, workers through RUNPLANE_PUBLIC_URL.
   const queueApiBase = mode === 'cluster' ? `http://127.0.0.1:${port + 1}` : base;
   // With profileDir: starts the profiles of the server's own processes (cluster-up prints its
   // services' pids), leaving start-up out; they are written when the server stops.
