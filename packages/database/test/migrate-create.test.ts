@@ -1,4 +1,4 @@
-import { afterAll, describe, expect, it } from '@jest/globals';
+import { afterAll, describe, expect, it, jest } from '@jest/globals';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -41,6 +41,9 @@ model Endpoint {
 
 const tmpRoot = fs.mkdtempSync(path.join(os.tmpdir(), 'runplane-migrate-create-'));
 afterAll(() => fs.rmSync(tmpRoot, { recursive: true, force: true }));
+
+// Prisma's schema engine runs as WebAssembly: a diff takes seconds, tens of seconds on a loaded machine.
+jest.setTimeout(120_000);
 
 describe('createMigration (offline prisma migrate dev --create-only)', () => {
   const cwd = path.join(tmpRoot, 'service');

@@ -117,9 +117,9 @@ describe('/metrics in standalone mode', () => {
     // HTTP by route template, never the raw URL (the endpoint id is not in the label).
     expect(value('runplane_http_request_duration_seconds_count', { method: 'POST', route: '/v2/:endpointId/runsync', status_code: '200' })).toBe(1);
     expect(samples.some((s) => s.name.startsWith('runplane_http') && JSON.stringify(s.labels).includes(id))).toBe(false);
-    // Bus: the submission RPC on both sides, the webhook event consumed, consumer lag present.
-    expect(value('runplane_bus_request_duration_seconds_count', { subject: 'runplane.rpc.scheduler.jobs.submit', outcome: 'ok' })).toBe(1);
-    expect(value('runplane_bus_handler_duration_seconds_count', { subject: 'runplane.rpc.scheduler.jobs.submit', kind: 'rpc', outcome: 'ok' })).toBe(1);
+    // Bus: the runsync RPC on both sides, the webhook event consumed, consumer lag present.
+    expect(value('runplane_bus_request_duration_seconds_count', { subject: 'runplane.rpc.scheduler.jobs.run-sync', outcome: 'ok' })).toBe(1);
+    expect(value('runplane_bus_handler_duration_seconds_count', { subject: 'runplane.rpc.scheduler.jobs.run-sync', kind: 'rpc', outcome: 'ok' })).toBe(1);
     expect(value('runplane_bus_handler_duration_seconds_count', { subject: 'runplane.evt.job.finished.v1', kind: 'event', outcome: 'ok' })).toBe(1);
     expect(samples.find((s) => s.name === 'runplane_bus_consumer_pending' && s.labels.group === 'webhook-sender')?.value).toBe(0);
     // Jobs: accepted, taken (queue delay), finished (execution time and outcome).
