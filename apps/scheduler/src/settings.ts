@@ -14,6 +14,8 @@ export class SchedulerSettings {
   readonly sweepIntervalMs: number;
   /** How often the autoscaler compares every endpoint's workers with its needs. */
   readonly autoscaleIntervalMs: number;
+  /** How long an endpoint the autoscaler found settled (nothing to start, see AutoscalerService) skips the ticks new jobs would run. */
+  readonly autoscaleSettledMs: number;
   /** A managed worker that has not called in by then counts as failed to start. */
   readonly workerStartTimeoutMs: number;
   /** Long polls re-read the database at least this often, in case a wake-up signal was lost. */
@@ -26,6 +28,7 @@ export class SchedulerSettings {
     this.pingIntervalMs = intSetting(env, 'RUNPLANE_WORKER_PING_INTERVAL_MS', DEFAULT_PING_INTERVAL_MS, 100, 600_000);
     this.sweepIntervalMs = intSetting(env, 'RUNPLANE_SCHEDULER_SWEEP_MS', 500, 20, 60_000);
     this.autoscaleIntervalMs = intSetting(env, 'RUNPLANE_AUTOSCALE_INTERVAL_MS', 1000, 20, 60_000);
+    this.autoscaleSettledMs = intSetting(env, 'RUNPLANE_AUTOSCALE_SETTLED_MS', 5000, 0, 600_000);
     this.workerStartTimeoutMs = intSetting(env, 'RUNPLANE_WORKER_START_TIMEOUT_MS', 120_000, 1000, 3_600_000);
     this.longPollRecheckMs = intSetting(env, 'RUNPLANE_LONG_POLL_RECHECK_MS', 2000, 50, 60_000);
     this.publicUrl = config.RUNPLANE_PUBLIC_URL?.replace(/\/+$/, '') || undefined;

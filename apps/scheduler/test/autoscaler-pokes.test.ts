@@ -8,7 +8,8 @@ describe('autoscaler pokes', () => {
   let h: Harness;
   let ticks: ReturnType<typeof jest.spyOn>;
   beforeAll(async () => {
-    h = await startHarness({ RUNPLANE_AUTOSCALE_INTERVAL_MS: '60000' });
+    // A settled window far longer than the test: a slow machine cannot make it lapse mid-test.
+    h = await startHarness({ RUNPLANE_AUTOSCALE_INTERVAL_MS: '60000', RUNPLANE_AUTOSCALE_SETTLED_MS: '60000' });
     // Every tick reads the queue statistics once.
     ticks = jest.spyOn(h.server.app.get(JobsRepository, { strict: false }), 'queueStats');
   }, 90_000);
@@ -17,7 +18,15 @@ describe('autoscaler pokes', () => {
   it('new jobs on an endpoint that may start no worker run no tick; a configuration change does', async () => {
     const ep = await h.endpoint({ workersMin: 0, workersMax: 0 });
     await until(async () => ticks.mock.calls.length > 0, 10_000, 'the tick of the new endpoint'); // creation pokes
-    await sleep(300);
+    // Creation may have poked twice (a tick then runs again): wait until no tick came for 1 s.
+    let seen = -1;
+    await until(async () => {
+      const now = ticks.mock.calls.length;
+      const quiet = now === seen;
+      seen = now;
+      if (!quiet) await sleep(1000);
+      return quiet;
+    }, 30_000, 'the ticks of the new endpoint to stop');
     const before = ticks.mock.calls.length;
     for (let i = 0; i < 10; i++) {
       await h.submit(ep);
@@ -27,5 +36,5 @@ describe('autoscaler pokes', () => {
     expect(ticks.mock.calls.length).toBe(before);
     await h.call(SchedulerRpc.updateEndpoint, { ownerId: OWNER, endpointId: ep, changes: { workersMax: 1 } as never });
     await until(async () => ticks.mock.calls.length > before, 10_000, 'the tick after the change');
-  });
+  }, 90_000);
 });

@@ -38,7 +38,9 @@ describe('autoscaler with a stand-in pod-rest', () => {
   beforeAll(async () => {
     // Short enough for the "never calls in" scenario, long enough that a worker the test brings up
     // on a loaded machine (all scenarios run at once, beside other suites) is not replaced first.
-    h = await startHarness({ RUNPLANE_WORKER_START_TIMEOUT_MS: '6000' });
+    // Pings every 2 s (silence is noticed after 6 s): far from the prompt requeue the crash scenario
+    // checks, even when the machine is slow.
+    h = await startHarness({ RUNPLANE_WORKER_START_TIMEOUT_MS: '6000', RUNPLANE_WORKER_PING_INTERVAL_MS: '2000' });
     // The vault mints worker keys for real users only: use the bootstrap admin's user.
     const keyHash = createHash('sha256').update(h.server.apiKey).digest('hex');
     owner = (await h.call(VaultRpc.verifyApiKey, { keyHash })).principal!.userId;
@@ -72,7 +74,7 @@ describe('autoscaler with a stand-in pod-rest', () => {
         RUNPOD_POD_ID: wid,
         RUNPOD_ENDPOINT_ID: ep,
         RUNPOD_AI_API_KEY: expect.any(String),
-        RUNPOD_PING_INTERVAL: '1000',
+        RUNPOD_PING_INTERVAL: '2000',
         RUNPOD_SKIP_AUTO_SYSTEM_CHECKS: 'true',
       });
       expect((await health(ep)).workers.initializing).toBe(1);
@@ -89,7 +91,7 @@ describe('autoscaler with a stand-in pod-rest', () => {
       await h.call(SchedulerRpc.submitJob, { ownerId: owner, endpointId: ep, jobId, mode: 'run', job: { input: { n: 1 } } as never });
       await h.call(SchedulerRpc.submitJob, { ownerId: owner, endpointId: low, jobId: `${jobId}-low`, mode: 'run', job: { input: { n: 1 }, policy: { lowPriority: true } } as never });
       // scalerValue is 60 s: only the scale-from-zero rule can start this one
-      const s = await nthStart(ep, 1, 5000);
+      const s = await nthStart(ep, 1, 15_000);
       comeUp(ep, s.workerId);
       const [job] = (await h.call(SchedulerRpc.takeJobs, { endpointId: ep, workerId: s.workerId, batchSize: 1, waitMs: 0 })).jobs;
       expect(job.id).toBe(jobId);
@@ -154,9 +156,10 @@ describe('autoscaler with a stand-in pod-rest', () => {
       refusing.add(ep);
       await until(async () => (attempts.get(ep)?.length ?? 0) >= 1, 15_000, 'first attempt');
       await until(async () => (await health(ep)).workers.throttled === 1, 15_000, 'throttled');
-      await sleep(3000);
-      const tries = attempts.get(ep)!;
-      // 2 s, then 4 s between attempts (and not one per 100 ms tick)
+      // 2 s, then 4 s between attempts (and not one per 100 ms tick): at most 2 in the first 5.5 s.
+      const firstTry = attempts.get(ep)![0];
+      await sleep(Math.max(0, firstTry + 5500 - Date.now()));
+      const tries = attempts.get(ep)!.filter((t) => t - firstTry < 5500);
       expect(tries.length).toBeLessThanOrEqual(2);
       if (tries.length === 2) expect(tries[1] - tries[0]).toBeGreaterThanOrEqual(1900);
       refusing.delete(ep);
@@ -169,7 +172,7 @@ describe('autoscaler with a stand-in pod-rest', () => {
       await until(async () => (attempts.get(ep)?.length ?? 0) >= 3, 30_000, 'repeated attempts while pod-rest is down');
       expect(startsOf(ep)).toEqual([]);
       down.delete(ep);
-      await nthStart(ep, 1, 5000);
+      await nthStart(ep, 1, 15_000);
     });
 
     scenario('a worker that never calls in is replaced after the start timeout', async () => {
@@ -196,7 +199,7 @@ describe('autoscaler with a stand-in pod-rest', () => {
       await until(async () => {
         const job = await h.call(SchedulerRpc.getJob, { ownerId: owner, endpointId: ep, jobId: crashJob });
         return job.status === 'IN_QUEUE' && job.retries === 1;
-      }, 1500, 'the crashed worker\'s job back in the queue');
+      }, 4000, 'the crashed worker\'s job back in the queue'); // missed pings would take 6 s
       // Died young: a failed start. Shown as unhealthy (and the missing worker as throttled) while backing off.
       await until(async () => { const w = (await health(ep)).workers; return w.unhealthy === 1 && w.throttled === 1; }, 10_000, 'unhealthy and throttled');
       const second = await nthStart(ep, 2, 30_000);

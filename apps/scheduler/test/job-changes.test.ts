@@ -91,8 +91,10 @@ describe('JobChanges (long-poll wake-ups)', () => {
     const localTakes = [here.waitForWork('ep9', 'w', 30_000), here.waitForWork('ep9', 'w', 30_000)];
     here.changed('ep9', 'j9', { queued: 1, stops: true });
     here.changed('ep9', 'j10'); // the same turn of the event loop: one message
-    await new Promise((r) => setTimeout(r, 50));
-    const mine = received.filter((s) => JSON.stringify(s).includes('ep9'));
+    const ours = () => received.filter((s) => JSON.stringify(s).includes('ep9'));
+    for (let i = 0; i < 100 && ours().length === 0; i++) await new Promise((r) => setTimeout(r, 20));
+    await new Promise((r) => setTimeout(r, 50)); // a second message, were there one, would be here by now
+    const mine = ours();
     expect(mine).toEqual([{ origin: expect.any(String), changes: [{ endpointId: 'ep9', jobId: 'j9', queued: 1, stops: true }, { endpointId: 'ep9', jobId: 'j10' }] }]);
     expect(await outcome(remoteTake)).toBe('woken');
     // Its own signal came back to `here` too, and was ignored: one new job, one local taker woken.

@@ -1,7 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { SchedulerRpc } from '@runplane/contracts';
+import { JobChanges } from '../src/shared/job-changes.js';
 import { WorkersRepository } from '../src/workers/workers.repository.js';
-import { OTHER, OWNER, sleep, startHarness, type Harness } from './support.js';
+import { OTHER, OWNER, sleep, startHarness, until, type Harness } from './support.js';
 
 /**
  * The job state machine and the worker protocol driven over the bus, as queue-api drives them.
@@ -152,7 +153,9 @@ export function lifecycleSuite(name: string, env: () => Promise<Record<string, s
         if (guard()) return;
         const ep = await h.endpoint();
         const waiting = take(ep, 'w-hand', 4, 20_000);
-        await sleep(200);
+        // The take must be waiting, or the job is queued and claimed instead (delayTime > 0).
+        const changes = h.server.app.get(JobChanges, { strict: false });
+        await until(async () => changes.waitingTakes(ep) === 1, 10_000, 'the job-take waiting');
         const id = `hand-${Date.now()}`;
         const submitted = await h.call(SchedulerRpc.submitJob, { ownerId: OWNER, endpointId: ep, jobId: id, mode: 'run', job: { input: { handed: true } } as never });
         expect(submitted).toEqual({ id, status: 'IN_QUEUE' }); // what /run answers (spec), though it runs already

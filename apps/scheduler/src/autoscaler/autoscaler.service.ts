@@ -15,8 +15,6 @@ import { PublicUrl } from './public-url.js';
 import { decideScaling, type ScaleWorker, type WorkerStopReason } from './scaling-policy.js';
 import { gpuLabel, workerEnv } from './worker-env.js';
 
-/** How long a "settled" endpoint (see `settled`) is trusted without a new tick. */
-const SETTLED_FOR_MS = 5000;
 /** Delay before retrying a worker stop that pod-rest did not confirm. */
 const STOP_RETRY_MS = 5000;
 /** Warnings about an unreachable pod-rest / vault are repeated at most this often per endpoint. */
@@ -95,7 +93,7 @@ export class Autoscaler implements OnApplicationBootstrap, OnModuleDestroy {
 
   private poke(endpointId: string): void {
     const settledAt = this.settled.get(endpointId);
-    if (settledAt !== undefined && Date.now() - settledAt < SETTLED_FOR_MS) return;
+    if (settledAt !== undefined && Date.now() - settledAt < this.settings.autoscaleSettledMs) return;
     if (this.stopped || this.pokeTimer) return;
     this.pokeTimer = setTimeout(() => {
       this.pokeTimer = undefined;

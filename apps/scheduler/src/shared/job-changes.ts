@@ -276,6 +276,11 @@ export class JobChanges implements OnModuleDestroy {
     return { workerId: waiter.workerId, give: (jobs) => waiter.resolve(jobs), decline: () => waiter.resolve() };
   }
 
+  /** How many job-takes wait on this replica for the endpoint's work (tests wait for a poll to be in place). */
+  waitingTakes(endpointId: string): number {
+    return this.waiters.get(endpointId)?.takes.size ?? 0;
+  }
+
   /** job-stop: until stops are written for the endpoint's workers, `ms` pass, or the process drains. */
   waitForStops(endpointId: string, ms: number, since?: number): Promise<void> {
     if (since !== undefined && this.changedSince(since, stopsKey(endpointId), endpointKey(endpointId))) return Promise.resolve();
