@@ -128,8 +128,8 @@ for (const step of steps) {
     skipped += r.skipped;
     perPackage.push(`${pkg.padEnd(28)} ${String(r.passed).padStart(4)} passed ${String(r.failed).padStart(3)} failed${r.skipped ? ` ${r.skipped} skipped` : ''}${r.suiteErrors ? ` ${r.suiteErrors} suite(s) failed to run` : ''}`);
     if (r.failed || r.suiteErrors) {
-      problems.push(`${pkg}#test: ${r.failed} failed test(s)${r.suiteErrors ? `, ${r.suiteErrors} suite(s) failed to run` : ''}`);
-      for (const name of [...r.failedNames].slice(0, 10)) problems.push(`    ✕ ${name}`);
+      const names = [...r.failedNames].slice(0, 10).map((name) => `\n    ✕ ${name}`).join('');
+      problems.push(`${pkg}#test: ${r.failed} failed test(s)${r.suiteErrors ? `, ${r.suiteErrors} suite(s) failed to run` : ''}${names}`);
     }
   }
   const failedHere = failedTasks(summary);
@@ -176,7 +176,7 @@ if (skips.size) {
 }
 
 if (problems.length) {
-  out.push('FAILED:', ...problems.map((p) => (p.startsWith('    ') ? p : `  - ${p}`)), '');
+  out.push('FAILED:', ...problems.map((p) => `  - ${p}`), '');
 } else {
   out.push(`All tasks succeeded${skipped ? ` (${skipped} test(s) skipped or todo)` : ''}.`, '');
 }

@@ -32,7 +32,6 @@ export class GroupCommit<I, O> {
   private inFlight = 0;
   private scheduled = false;
   private readonly maxBatch: number;
-
   private readonly concurrency: number;
 
   constructor(private readonly run: (items: I[]) => Promise<O[]>, options: GroupCommitOptions = {}) {

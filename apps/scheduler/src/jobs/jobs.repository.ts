@@ -91,6 +91,8 @@ export interface QueueStats {
 export type StopReason = 'cancelled' | 'timed-out' | 'expired' | 'requeued' | 'endpoint-deleted' | 'not-held';
 
 const ts = (d: Date) => d.toISOString();
+/** A value for a `$n::json` parameter of a raw statement: null and undefined leave the column empty (SQL NULL). */
+const jsonParam = (v: unknown) => (v === undefined || v === null ? null : JSON.stringify(v));
 /** Result retention by mode (spec "Other constants"), as SQL over the row being finalised. */
 const RETENTION_SQL = `(CASE WHEN mode = 'runsync' THEN ${JOB_LIMITS.resultRetention.runsync} ELSE ${JOB_LIMITS.resultRetention.run} END) * interval '1 millisecond'`;
 const FINAL: JobStatus[] = ['COMPLETED', 'FAILED', 'CANCELLED', 'TIMED_OUT'];
@@ -139,7 +141,6 @@ export class JobsRepository {
 
   private async insertBatch(items: Array<{ job: NewJob; now: Date }>): Promise<Array<{ row: JobRow; created: boolean }>> {
     const rows = items.map(({ job, now }) => newJobRow(job, now));
-    const json = (v: unknown) => (v === undefined || v === null ? null : JSON.stringify(v));
     const { job, worker, jobStatus } = this.t;
     // An offered job runs at once on its worker, as a claim would have made it (see `claim`).
     const inserted = await this.q<{ id: string; workerId: string | null }>(`
@@ -164,7 +165,7 @@ export class JobsRepository {
       )
       SELECT id, "workerId" FROM ins`,
     rows.map((r) => r.id), rows.map((r) => r.endpointId), rows.map((r) => r.ownerId), rows.map((r) => r.mode),
-    rows.map((r) => json(r.input)), rows.map((r) => r.webhook), rows.map((r) => json(r.s3Config)), rows.map((r) => json(r.policy)),
+    rows.map((r) => jsonParam(r.input)), rows.map((r) => r.webhook), rows.map((r) => jsonParam(r.s3Config)), rows.map((r) => jsonParam(r.policy)),
     rows.map((r) => r.lowPriority), rows.map((r) => r.executionTimeoutMs), rows.map((r) => r.ttlMs),
     rows.map((r) => ts(r.createdAt)), rows.map((r) => ts(r.expiresAt)), items.map(({ job: j }) => j.offeredTo ?? null));
     // One call per inserted id counts as its creator (the same id twice in a batch: the first).
@@ -323,7 +324,6 @@ export class JobsRepository {
     for (const item of items) if (!first.has(item.id)) first.set(item.id, item);
     const batch = [...first.values()];
     const now = items[items.length - 1].now;
-    const output = (r: PlainFinish['result']) => (r.output === undefined || r.output === null ? null : JSON.stringify(r.output));
     const rows = await this.q<JobState>(`
       WITH v AS (
         SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[]) AS v(id, e, w, st, o, err)
@@ -340,7 +340,7 @@ export class JobsRepository {
       )
       SELECT * FROM f`,
     batch.map((b) => b.id), batch.map((b) => b.endpointId), batch.map((b) => b.workerId), batch.map((b) => b.result.status),
-    batch.map((b) => output(b.result)), batch.map((b) => b.result.error ?? null), ts(now));
+    batch.map((b) => jsonParam(b.result.output)), batch.map((b) => b.result.error ?? null), ts(now));
     const finished = new Map(rows.map((r) => [r.id, r]));
     for (const status of ['COMPLETED', 'FAILED'] as const) {
       const of = rows.filter((r) => r.status === status);
