@@ -73,7 +73,10 @@ export class PostgresRateCounter implements RateCounter {
       this.lastCleanup = now;
       void this.db.$executeRawUnsafe(`DELETE FROM ${this.table} WHERE expire < $1::bigint`, now - RATE_LIMIT_WINDOW_MS).catch(() => {});
     }
-    const counted = new Map(rows.map((r) => [r.key, { points: r.points, msBeforeReset: Math.max(0, Number(r.expire) - now) }]));
+    // Measured from the answer, not from `now`: a window another replica opened while this
+    // statement waited for its row ends up to that wait later than `now` + the window.
+    const answeredAt = Date.now();
+    const counted = new Map(rows.map((r) => [r.key, { points: r.points, msBeforeReset: Math.max(0, Number(r.expire) - answeredAt) }]));
     // The batch's hits of one key took the last `n` places of its count, in call order.
     const place = new Map<string, number>();
     return keys.map((key) => {
