@@ -14,6 +14,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 
 const args = process.argv.slice(2);
+// eslint-disable-next-line no-control-regex -- ANSI escapes start with ESC
 const ANSI = /\u001b\[[0-9;?]*[ -/]*[@-~]/g;
 
 function readLog(file) {
@@ -106,6 +107,14 @@ const countedTasks = new Set();
 
 for (const step of steps) {
   const log = readLog(step.file);
+  // The lint step is ESLint then Prettier's check: its exit code is its whole result.
+  if (step.name === 'lint') {
+    if (step.rc !== 0) {
+      failed += 1;
+      problems.push('lint: `npm run lint` failed (ESLint or Prettier; see "lint" above, `npm run format` fixes formatting)');
+    }
+    continue;
+  }
   // The doc test is a plain script with its own last line: "doc-test: N passed, M failed".
   const docTest = /doc-test: (\d+) passed, (\d+) failed/.exec(log);
   if (docTest) {

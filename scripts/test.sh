@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# `npm test`: (1) build every package, (2) type-check and test every package (unit and integration
-# suites) with turbo, (3) the end-to-end suite (packages/e2e: the real CLI as child processes), then
+# `npm test`: (0) lint (ESLint and Prettier's check), (1) build every package, (2) type-check and
+# test every package (unit and integration suites) with turbo, (3) the end-to-end suite (packages/e2e: the real CLI as child processes), then
 # a summary:
 #   - a loud banner listing integration suites that were SKIPPED (NATS/PostgreSQL unreachable),
 #   - failed turbo tasks,
@@ -37,12 +37,19 @@ TURBO_FLAGS=(--log-order=grouped --continue=dependencies-successful --summarize 
 started=$SECONDS
 section() { printf '\n==== %s ====\n\n' "$*"; }
 
+# 0) Lint and formatting (ESLint, then Prettier's check): seconds, and independent of the build.
+section "lint"
+npm run -s lint 2>&1 | tee "$LOG_DIR/lint.log"
+rc_lint=${PIPESTATUS[0]}
+echo "(step took $((SECONDS - started)) s)"
+
 # 1) Build everything first: tests run against the packages' dist, and suites that start the real
 #    CLI need every app built, not only their own package's dependencies.
+step_started=$SECONDS
 section "build"
 "${TURBO[@]}" run build "${TURBO_FLAGS[@]}" "$@" 2>&1 | tee "$LOG_DIR/build.log"
 rc_build=${PIPESTATUS[0]}
-echo "(step took $((SECONDS - started)) s)"
+echo "(step took $((SECONDS - step_started)) s)"
 
 # 2) Type-check and test every package but the e2e suite (which runs on its own afterwards: it
 #    starts real servers and must not compete for the CPU with the other suites).
@@ -78,6 +85,7 @@ fi
 section "summary (npm test took $((SECONDS - started)) s)"
 node scripts/test-summary.mjs --report \
   --skip-dir "$SKIP_DIR" --timings "$TIMINGS_FILE" \
+  --step "lint=$rc_lint=$LOG_DIR/lint.log" \
   --step "build=$rc_build=$LOG_DIR/build.log" \
   --step "packages=$rc_packages=$LOG_DIR/packages.log" \
   --step "e2e=$rc_e2e=$LOG_DIR/e2e.log" \

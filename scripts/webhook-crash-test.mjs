@@ -10,7 +10,7 @@
 // It acts as an external worker itself (admin key on the worker routes, contract §4), so job
 // completions are paced and need no worker process. Exits 0 on success; prints a summary line.
 import { spawn, execFileSync } from 'node:child_process';
-import { createHash, createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
+import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
 import http from 'node:http';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';

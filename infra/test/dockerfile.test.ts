@@ -27,7 +27,7 @@ describe('Dockerfile', () => {
     const users = inStage(finalStage).filter((i) => i.getKeyword() === 'USER').map((i) => i.getArgumentsContent()!);
     expect(users).toEqual(['10001:10001']);
     for (const o of renderKustomization(path.join(INFRA_DIR, 'k8s', 'base')).filter((x) => x.kind === 'Deployment')) {
-      expect((o.spec as any).template.spec.securityContext).toMatchObject({ runAsUser: 10001, runAsGroup: 10001, runAsNonRoot: true }); // eslint-disable-line @typescript-eslint/no-explicit-any
+      expect((o.spec as any).template.spec.securityContext).toMatchObject({ runAsUser: 10001, runAsGroup: 10001, runAsNonRoot: true });
     }
   });
 

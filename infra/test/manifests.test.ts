@@ -4,7 +4,7 @@ import { beforeAll, describe, expect, it } from '@jest/globals';
 import { checkKustomizations, INFRA_DIR, KUSTOMIZATIONS, type CheckResult, type K8sObject } from '../src/index.js';
 
 const SERVICES = ['queue-api', 'scheduler', 'webhook-sender', 'pod-rest', 'template-graphql', 'secrets-vault'];
-type Json = Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any
+type Json = Record<string, any>;
 
 let results: Record<string, CheckResult>;
 const objects = (dir: string) => results[dir].objects;

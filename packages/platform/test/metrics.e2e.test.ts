@@ -54,7 +54,7 @@ const hooks: string[] = [];
 
 async function call(method: string, url: string, body?: unknown) {
   const res = await fetch(`${base}${url}`, { method, headers: { authorization: `Bearer ${apiKey}`, 'content-type': 'application/json' }, body: body === undefined ? undefined : JSON.stringify(body) });
-  return { status: res.status, body: await res.json() as Record<string, any> }; // eslint-disable-line @typescript-eslint/no-explicit-any
+  return { status: res.status, body: await res.json() as Record<string, any> };
 }
 
 beforeAll(async () => {

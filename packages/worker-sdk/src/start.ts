@@ -12,6 +12,7 @@ import { createWorker } from './worker.js';
  * - otherwise polls for jobs until SIGTERM/SIGINT, then takes no more, finishes the jobs in
  *   progress and exits 0 (a second signal exits at once with 1).
  */
+// eslint-disable-next-line @typescript-eslint/no-explicit-any -- handler inputs are the worker's own JSON; `any` keeps `job.input.x` free of casts
 export async function start<TInput = Record<string, any>>(options: StartOptions<TInput>): Promise<number> {
   const env = options.env ?? process.env;
   const logger = options.logger ?? createLogger(env);

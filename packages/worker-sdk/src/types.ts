@@ -4,6 +4,7 @@ import type { Logger } from './logger.js';
  * A job exactly as job-take delivered it: `{id, input}` plus `webhook`, `s3Config`, `policy` when
  * the request had them (contract §4). Unknown keys are kept.
  */
+// eslint-disable-next-line @typescript-eslint/no-explicit-any -- handler inputs are the worker's own JSON; `any` keeps `job.input.x` free of casts
 export interface Job<TInput = Record<string, any>> {
   id: string;
   input: TInput;
@@ -45,8 +46,10 @@ export interface JobContext {
  */
 export type HandlerResult = unknown;
 
+// eslint-disable-next-line @typescript-eslint/no-explicit-any -- handler inputs are the worker's own JSON; `any` keeps `job.input.x` free of casts
 export type Handler<TInput = Record<string, any>> = (job: Job<TInput>, context: JobContext) => HandlerResult;
 
+// eslint-disable-next-line @typescript-eslint/no-explicit-any -- handler inputs are the worker's own JSON; `any` keeps `job.input.x` free of casts
 export interface WorkerOptions<TInput = Record<string, any>> {
   handler: Handler<TInput>;
   /**
@@ -64,6 +67,7 @@ export interface WorkerOptions<TInput = Record<string, any>> {
   logger?: Logger;
 }
 
+// eslint-disable-next-line @typescript-eslint/no-explicit-any -- handler inputs are the worker's own JSON; `any` keeps `job.input.x` free of casts
 export interface StartOptions<TInput = Record<string, any>> extends WorkerOptions<TInput> {
   /** Command-line arguments (default `process.argv.slice(2)`); `--test_input '<json>'` selects local test mode. */
   argv?: string[];

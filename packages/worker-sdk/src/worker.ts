@@ -27,6 +27,7 @@ interface ActiveJob {
  * job-stream, a heartbeat listing the jobs in progress, and the job-stop channel.
  * `start()` wires it to the process (signals, exit code); use this to embed or test a worker.
  */
+// eslint-disable-next-line @typescript-eslint/no-explicit-any -- handler inputs are the worker's own JSON; `any` keeps `job.input.x` free of casts
 export function createWorker<TInput = Record<string, any>>(options: WorkerOptions<TInput>): Worker {
   return new WorkerLoop(options as WorkerOptions);
 }

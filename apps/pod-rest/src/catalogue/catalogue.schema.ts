@@ -1,6 +1,6 @@
 import { plainToInstance, Type } from 'class-transformer';
 import {
-  IsArray, IsBoolean, IsDateString, IsIn, IsInt, IsNumber, IsObject, IsOptional, IsString, Max, Min, MinLength, ValidateNested,
+  IsArray, IsBoolean, IsDateString, IsIn, IsInt, IsNumber, IsObject, IsOptional, IsString, Min, MinLength, ValidateNested,
   validateSync, type ValidationError,
 } from 'class-validator';
 

@@ -1,7 +1,9 @@
 import { getMetadataStorage } from 'class-validator';
 
+// eslint-disable-next-line @typescript-eslint/no-unsafe-function-type -- class tokens, typed as Nest and class-validator type them
 const cache = new Map<Function, ReadonlySet<string>>();
 
+// eslint-disable-next-line @typescript-eslint/no-unsafe-function-type -- class tokens, typed as Nest and class-validator type them
 function declared(cls: Function): ReadonlySet<string> {
   let names = cache.get(cls);
   if (!names) {

@@ -1,7 +1,7 @@
 import { Injectable, type OnModuleInit } from '@nestjs/common';
 import { HttpAdapterHost } from '@nestjs/core';
 import { JOB_LIMITS, RunplaneError } from '@runplane/contracts';
-import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { Transform, type Readable } from 'node:stream';
 
 /**
@@ -61,7 +61,7 @@ export class PayloadLimits implements OnModuleInit {
   onModuleInit(): void {
     // Routes are registered by now, but Fastify attaches hooks to them only when it boots (listen).
     const fastify = this.adapterHost.httpAdapter.getInstance() as unknown as FastifyInstance;
-    fastify.addHook('onRequest', async (request, reply) => {
+    fastify.addHook('onRequest', async (request) => {
       const limit = limitOf(request);
       if (limit === undefined) return;
       const declared = Number(request.headers['content-length']);

@@ -8,6 +8,7 @@ import { lexicographicSortSchema, printSchema } from 'graphql';
  * providers, of which the schema factory keeps the resolvers (as Nest's resolver explorer does).
  * Builds nothing else: no database, no server.
  */
+// eslint-disable-next-line @typescript-eslint/no-unsafe-function-type -- class tokens, typed as Nest and class-validator type them
 export async function printGraphqlSchema(candidates: Function[]): Promise<string> {
   const context = await NestFactory.createApplicationContext(GraphQLSchemaBuilderModule, { logger: false });
   try {

@@ -10,6 +10,7 @@ export interface OutboxRelayOptions {
   store: OutboxStore;
   bus: Bus;
   /** The events this service announces through its outbox. */
+  // eslint-disable-next-line @typescript-eslint/no-explicit-any -- events of any payload type
   events: ReadonlyArray<EventDefinition<any>>;
   logger: BusLogger;
   /** How often leftovers are looked for (default 5 s). */
@@ -154,6 +155,7 @@ export class OutboxRelay implements OnApplicationBootstrap, OnModuleDestroy {
 export function outboxRelayProvider<T extends PrismaClientLike>(options: {
   service: ServiceName;
   client: PrismaClientClass<T>;
+  // eslint-disable-next-line @typescript-eslint/no-explicit-any -- events of any payload type
   events: ReadonlyArray<EventDefinition<any>>;
   /** Injection token of a pino-style logger (the platform's LOGGER). */
   logger: InjectionToken;

@@ -103,7 +103,7 @@ export class RunplaneProcess {
   async waitForReady(timeoutMs = 60_000): Promise<{ url: string; ms: number }> {
     const url = await this.waitForUrl(timeoutMs);
     const deadline = this.startedAt + timeoutMs;
-    let last = 'no answer';
+    let last: string;
     for (;;) {
       try {
         const res = await fetch(`${url}/readyz`, { signal: AbortSignal.timeout(2000) });

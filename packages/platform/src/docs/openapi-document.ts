@@ -45,6 +45,7 @@ const ACCESS_TEXT: Record<Exclude<Access, 'public'>, string> = {
 
 const HTTP_METHODS = ['get', 'put', 'post', 'delete', 'options', 'head', 'patch', 'trace'] as const;
 
+// eslint-disable-next-line @typescript-eslint/no-explicit-any -- OpenAPI operation objects are free-form JSON
 type Operation = Record<string, any>;
 
 /**
@@ -100,7 +101,9 @@ export function buildOpenApiDocument(app: INestApplication, services: readonly S
 }
 
 /** The classes of every provider of `app` (e.g. for the GraphQL schema factory, which keeps the resolvers). */
+// eslint-disable-next-line @typescript-eslint/no-unsafe-function-type -- class tokens, typed as Nest and class-validator type them
 export function providerClasses(app: INestApplication): Function[] {
+  // eslint-disable-next-line @typescript-eslint/no-unsafe-function-type -- class tokens, typed as Nest and class-validator type them
   const classes = new Set<Function>();
   for (const module of app.get(ModulesContainer).values()) {
     for (const wrapper of module.providers.values()) if (typeof wrapper.metatype === 'function') classes.add(wrapper.metatype);
