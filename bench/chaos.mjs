@@ -40,34 +40,55 @@ const apiKey = `chaos-${randomBytes(16).toString('hex')}`;
 const pgBase = process.env.RUNPLANE_LOCAL_PG ?? 'postgresql://postgres@127.0.0.1:5432';
 const NATS_SERVER = '/usr/sbin/nats-server';
 const started = Date.now();
-const log = (m) => process.stdout.write(`[chaos +${((Date.now() - started) / 1000).toFixed(1)}s] ${m}\n`);
+const log = (m) =>
+  process.stdout.write(`[chaos +${((Date.now() - started) / 1000).toFixed(1)}s] ${m}\n`);
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 
 // ---- cluster --------------------------------------------------------------------------------------
 
 const pids = new Map();
 let clusterLog = '';
-const cluster = spawn(process.execPath, [path.join(root, 'scripts/cluster-up.mjs'), '--port', String(PORT), '--fresh'], {
-  env: { ...process.env, RUNPLANE_BUS_NAMESPACE: namespace, RUNPLANE_API_KEY: apiKey, LOG_LEVEL: 'warn',
-    // Faster liveness so a killed worker's job is requeued within seconds.
-    RUNPLANE_WORKER_PING_INTERVAL_MS: '2000' },
-  stdio: ['ignore', 'pipe', 'pipe'],
-});
-const ready = new Promise((resolve) => cluster.stdout.on('data', (d) => { if (String(d).includes('Runplane cluster ready')) resolve(); }));
+const cluster = spawn(
+  process.execPath,
+  [path.join(root, 'scripts/cluster-up.mjs'), '--port', String(PORT), '--fresh'],
+  {
+    env: {
+      ...process.env,
+      RUNPLANE_BUS_NAMESPACE: namespace,
+      RUNPLANE_API_KEY: apiKey,
+      LOG_LEVEL: 'warn',
+      // Faster liveness so a killed worker's job is requeued within seconds.
+      RUNPLANE_WORKER_PING_INTERVAL_MS: '2000',
+    },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  },
+);
+const ready = new Promise((resolve) =>
+  cluster.stdout.on('data', (d) => {
+    if (String(d).includes('Runplane cluster ready')) resolve();
+  }),
+);
 cluster.stderr.on('data', (d) => {
   const text = String(d);
   clusterLog = (clusterLog + text).slice(-300_000);
-  for (const m of text.matchAll(/^\[([a-z-]+)\] started \(pid (\d+)\)$/gm)) pids.set(m[1], Number(m[2]));
+  for (const m of text.matchAll(/^\[([a-z-]+)\] started \(pid (\d+)\)$/gm))
+    pids.set(m[1], Number(m[2]));
 });
 
 async function api(method, p, body, headers = {}) {
   const res = await fetch(`${base}${p}`, {
-    method, headers: { authorization: `Bearer ${apiKey}`, 'content-type': 'application/json', ...headers },
-    body: body === undefined ? undefined : JSON.stringify(body), signal: AbortSignal.timeout(30_000),
+    method,
+    headers: { authorization: `Bearer ${apiKey}`, 'content-type': 'application/json', ...headers },
+    body: body === undefined ? undefined : JSON.stringify(body),
+    signal: AbortSignal.timeout(30_000),
   });
   const text = await res.text();
   let json;
-  try { json = JSON.parse(text); } catch { json = undefined; }
+  try {
+    json = JSON.parse(text);
+  } catch {
+    json = undefined;
+  }
   return { status: res.status, json, text };
 }
 
@@ -76,13 +97,17 @@ async function api(method, p, body, headers = {}) {
 const webhooks = new Map(); // jobId -> Set of webhook-ids
 const receiver = http.createServer((req, res) => {
   let body = '';
-  req.on('data', (c) => { body += c; });
+  req.on('data', (c) => {
+    body += c;
+  });
   req.on('end', () => {
     try {
       const { id } = JSON.parse(body);
       if (!webhooks.has(id)) webhooks.set(id, new Set());
       webhooks.get(id).add(String(req.headers['webhook-id']));
-    } catch { /* not ours */ }
+    } catch {
+      /* not ours */
+    }
     res.writeHead(200).end();
   });
 });
@@ -104,10 +129,23 @@ async function submitOne(endpointId, n) {
   while (Date.now() < deadline) {
     record.attempts += 1;
     try {
-      const res = await api('POST', `/v2/${endpointId}/run`, { input: { sleep_ms: 100 + (n % 5) * 50, echo: n }, webhook: hookUrl }, { 'idempotency-key': key });
-      if (res.status === 200) { record.id = res.json.id; return; }
-      if (res.status < 500 && res.status !== 429) { record.error = `${res.status} ${res.text.slice(0, 200)}`; return; }
-    } catch { /* connection refused while a service restarts: try again */ }
+      const res = await api(
+        'POST',
+        `/v2/${endpointId}/run`,
+        { input: { sleep_ms: 100 + (n % 5) * 50, echo: n }, webhook: hookUrl },
+        { 'idempotency-key': key },
+      );
+      if (res.status === 200) {
+        record.id = res.json.id;
+        return;
+      }
+      if (res.status < 500 && res.status !== 429) {
+        record.error = `${res.status} ${res.text.slice(0, 200)}`;
+        return;
+      }
+    } catch {
+      /* connection refused while a service restarts: try again */
+    }
     await sleep(500);
   }
   record.error = 'not accepted within 60 s';
@@ -138,8 +176,14 @@ function workerProcesses() {
   for (const pid of fs.readdirSync('/proc').filter((d) => /^\d+$/.test(d))) {
     try {
       const env = fs.readFileSync(`/proc/${pid}/environ`, 'utf8').split('\0');
-      if (env.includes(`CHAOS_RUN=${namespace}`)) found.push({ pid: Number(pid), workerId: env.find((e) => e.startsWith('RUNPOD_POD_ID='))?.slice(14) });
-    } catch { /* gone, or not ours to read */ }
+      if (env.includes(`CHAOS_RUN=${namespace}`))
+        found.push({
+          pid: Number(pid),
+          workerId: env.find((e) => e.startsWith('RUNPOD_POD_ID='))?.slice(14),
+        });
+    } catch {
+      /* gone, or not ours to read */
+    }
   }
   return found;
 }
@@ -157,14 +201,31 @@ async function killWorker() {
       process.kill(victim.pid, 'SIGKILL');
       return `kill -9 worker ${victim.workerId} (pid ${victim.pid})`;
     }
-    if (Date.now() > deadline) throw new Error(`no worker process found within ${FAULT_EVERY_MS / 2000} s`);
+    if (Date.now() > deadline)
+      throw new Error(`no worker process found within ${FAULT_EVERY_MS / 2000} s`);
     await sleep(500);
   }
 }
 
 function restartNats() {
   spawnSync('start-stop-daemon', ['--stop', '--oknodo', '--retry', '10', '--exec', NATS_SERVER]);
-  const up = spawnSync('start-stop-daemon', ['--start', '--oknodo', '--background', '--exec', NATS_SERVER, '--', '-a', '127.0.0.1', '-p', '4222', '-js', '-sd', '/var/lib/nats-server', '-l', '/var/log/nats-server.log']);
+  const up = spawnSync('start-stop-daemon', [
+    '--start',
+    '--oknodo',
+    '--background',
+    '--exec',
+    NATS_SERVER,
+    '--',
+    '-a',
+    '127.0.0.1',
+    '-p',
+    '4222',
+    '-js',
+    '-sd',
+    '/var/lib/nats-server',
+    '-l',
+    '/var/log/nats-server.log',
+  ]);
   if (up.status !== 0) throw new Error(`nats-server did not start again: ${up.stderr}`);
   return 'restart NATS (stop, start)';
 }
@@ -181,14 +242,18 @@ const FAULTS = [
 // ---- verification --------------------------------------------------------------------------------
 
 function psql(db, sql) {
-  return execFileSync('psql', [`${pgBase}/${namespace}_${db}`, '-XAtc', sql], { encoding: 'utf8' }).trim();
+  return execFileSync('psql', [`${pgBase}/${namespace}_${db}`, '-XAtc', sql], {
+    encoding: 'utf8',
+  }).trim();
 }
 
 async function finalStatuses(endpointId, accepted, timeoutMs) {
   const status = new Map();
   const deadline = Date.now() + timeoutMs;
   for (;;) {
-    const pending = accepted.filter((j) => !['COMPLETED', 'FAILED', 'CANCELLED', 'TIMED_OUT', 'LOST'].includes(status.get(j.id)));
+    const pending = accepted.filter(
+      (j) => !['COMPLETED', 'FAILED', 'CANCELLED', 'TIMED_OUT', 'LOST'].includes(status.get(j.id)),
+    );
     if (!pending.length || Date.now() > deadline) return status;
     for (const j of pending) {
       const res = await api('GET', `/v2/${endpointId}/status/${j.id}`).catch(() => null);
@@ -200,11 +265,28 @@ async function finalStatuses(endpointId, accepted, timeoutMs) {
 }
 
 async function main() {
-  await Promise.race([ready, sleep(180_000).then(() => { throw new Error('the cluster did not start within 180 s'); })]);
+  await Promise.race([
+    ready,
+    sleep(180_000).then(() => {
+      throw new Error('the cluster did not start within 180 s');
+    }),
+  ]);
   log(`cluster up at ${base} (namespace ${namespace})`);
   const worker = path.join(root, 'examples/worker-echo/worker.mjs');
-  const tpl = await api('POST', '/v1/templates', { name: `chaos-${namespace}`, imageName: 'chaos/echo:1', isServerless: true, dockerStartCmd: ['node', worker], env: { CHAOS_RUN: namespace, WORKER_CONCURRENCY: '4' } });
-  const ep = await api('POST', '/v1/endpoints', { name: 'chaos', templateId: tpl.json.id, workersMin: 2, workersMax: 3, idleTimeout: 30 });
+  const tpl = await api('POST', '/v1/templates', {
+    name: `chaos-${namespace}`,
+    imageName: 'chaos/echo:1',
+    isServerless: true,
+    dockerStartCmd: ['node', worker],
+    env: { CHAOS_RUN: namespace, WORKER_CONCURRENCY: '4' },
+  });
+  const ep = await api('POST', '/v1/endpoints', {
+    name: 'chaos',
+    templateId: tpl.json.id,
+    workersMin: 2,
+    workersMax: 3,
+    idleTimeout: 30,
+  });
   if (ep.status !== 200) throw new Error(`could not create the endpoint: ${ep.text}`);
   const endpointId = ep.json.id;
   for (let i = 0; i < 120; i++) {
@@ -233,25 +315,55 @@ async function main() {
   loadOn = false;
   await loading;
   const accepted = jobs.filter((j) => j.id);
-  log(`load stopped: ${jobs.length} submitted, ${accepted.length} accepted; waiting for every job to be final`);
+  log(
+    `load stopped: ${jobs.length} submitted, ${accepted.length} accepted; waiting for every job to be final`,
+  );
 
   const status = await finalStatuses(endpointId, accepted, 240_000);
   log('waiting for webhooks');
-  const finals = accepted.filter((j) => ['COMPLETED', 'FAILED', 'CANCELLED', 'TIMED_OUT'].includes(status.get(j.id)));
+  const finals = accepted.filter((j) =>
+    ['COMPLETED', 'FAILED', 'CANCELLED', 'TIMED_OUT'].includes(status.get(j.id)),
+  );
   const hookDeadline = Date.now() + 120_000;
   while (finals.some((j) => !webhooks.has(j.id)) && Date.now() < hookDeadline) await sleep(2000);
 
   // The databases: final events per job (a job finishing twice would have two) and job rows.
-  const deliveries = new Map(psql('webhook_sender', `SELECT "jobId", count(*) FROM "webhook_sender"."WebhookDelivery" GROUP BY "jobId"`)
-    .split('\n').filter(Boolean).map((l) => { const [id, c] = l.split('|'); return [id, Number(c)]; }));
-  const rows = new Map(psql('scheduler', `SELECT id, status FROM "scheduler"."Job" WHERE "endpointId" = '${endpointId}' AND "deletedAt" IS NULL`)
-    .split('\n').filter(Boolean).map((l) => l.split('|')));
+  const deliveries = new Map(
+    psql(
+      'webhook_sender',
+      `SELECT "jobId", count(*) FROM "webhook_sender"."WebhookDelivery" GROUP BY "jobId"`,
+    )
+      .split('\n')
+      .filter(Boolean)
+      .map((l) => {
+        const [id, c] = l.split('|');
+        return [id, Number(c)];
+      }),
+  );
+  const rows = new Map(
+    psql(
+      'scheduler',
+      `SELECT id, status FROM "scheduler"."Job" WHERE "endpointId" = '${endpointId}' AND "deletedAt" IS NULL`,
+    )
+      .split('\n')
+      .filter(Boolean)
+      .map((l) => l.split('|')),
+  );
 
   // Worker processes nobody manages any more (e.g. left running by a pod-rest that was killed).
-  const known = new Set(psql('scheduler', `SELECT id FROM "scheduler"."Worker" WHERE "endpointId" = '${endpointId}' AND state NOT IN ('stopped')`).split('\n').filter(Boolean));
+  const known = new Set(
+    psql(
+      'scheduler',
+      `SELECT id FROM "scheduler"."Worker" WHERE "endpointId" = '${endpointId}' AND state NOT IN ('stopped')`,
+    )
+      .split('\n')
+      .filter(Boolean),
+  );
   const processes = workerProcesses();
   const orphans = processes.filter((p) => !known.has(p.workerId));
-  log(`worker processes alive: ${processes.length}, of which not known to the scheduler: ${orphans.length}${orphans.length ? ` (${orphans.map((o) => o.workerId).join(', ')})` : ''}`);
+  log(
+    `worker processes alive: ${processes.length}, of which not known to the scheduler: ${orphans.length}${orphans.length ? ` (${orphans.map((o) => o.workerId).join(', ')})` : ''}`,
+  );
 
   const windows = ['warm-up', ...FAULTS.map(([n]) => n), 'after'];
   const table = windows.map((w) => {
@@ -264,23 +376,56 @@ async function main() {
       accepted: ok.length,
       completed: count((j) => status.get(j.id) === 'COMPLETED' && rows.get(j.id) === 'COMPLETED'),
       lost: count((j) => status.get(j.id) === 'LOST' || !rows.has(j.id)),
-      duplicated: count((j) => (webhooks.get(j.id)?.size ?? 0) > 1 || (deliveries.get(j.id) ?? 0) > 1),
-      stuck: count((j) => ['IN_QUEUE', 'IN_PROGRESS', undefined].includes(status.get(j.id)) && status.get(j.id) !== 'LOST'),
-      'webhooks missing': count((j) => ['COMPLETED', 'FAILED', 'CANCELLED', 'TIMED_OUT'].includes(status.get(j.id)) && !webhooks.has(j.id)),
+      duplicated: count(
+        (j) => (webhooks.get(j.id)?.size ?? 0) > 1 || (deliveries.get(j.id) ?? 0) > 1,
+      ),
+      stuck: count(
+        (j) =>
+          ['IN_QUEUE', 'IN_PROGRESS', undefined].includes(status.get(j.id)) &&
+          status.get(j.id) !== 'LOST',
+      ),
+      'webhooks missing': count(
+        (j) =>
+          ['COMPLETED', 'FAILED', 'CANCELLED', 'TIMED_OUT'].includes(status.get(j.id)) &&
+          !webhooks.has(j.id),
+      ),
       'not accepted': mine.length - ok.length,
     };
   });
   console.table(table);
   // A fault that could not be injected proves nothing: the run fails.
   const notInjected = injected.filter((f) => f.error);
-  const bad = table.reduce((n, r) => n + r.lost + r.duplicated + r.stuck + r['webhooks missing'], 0) + orphans.length + notInjected.length;
-  const otherFinal = accepted.filter((j) => ['FAILED', 'CANCELLED', 'TIMED_OUT'].includes(status.get(j.id)));
-  if (otherFinal.length) log(`${otherFinal.length} jobs ended in another final state: ${[...new Set(otherFinal.map((j) => status.get(j.id)))].join(', ')}`);
-  const result = { date: new Date().toISOString(), namespace, rate: RATE, faultEverySeconds: FAULT_EVERY_MS / 1000, injected, table, orphanWorkers: orphans.length, ok: bad === 0 };
+  const bad =
+    table.reduce((n, r) => n + r.lost + r.duplicated + r.stuck + r['webhooks missing'], 0) +
+    orphans.length +
+    notInjected.length;
+  const otherFinal = accepted.filter((j) =>
+    ['FAILED', 'CANCELLED', 'TIMED_OUT'].includes(status.get(j.id)),
+  );
+  if (otherFinal.length)
+    log(
+      `${otherFinal.length} jobs ended in another final state: ${[...new Set(otherFinal.map((j) => status.get(j.id)))].join(', ')}`,
+    );
+  const result = {
+    date: new Date().toISOString(),
+    namespace,
+    rate: RATE,
+    faultEverySeconds: FAULT_EVERY_MS / 1000,
+    injected,
+    table,
+    orphanWorkers: orphans.length,
+    ok: bad === 0,
+  };
   fs.mkdirSync(path.join(root, 'bench/results'), { recursive: true });
-  fs.writeFileSync(path.join(root, 'bench/results', `chaos-${result.date.replace(/[:.]/g, '-')}.json`), `${JSON.stringify(result, null, 2)}\n`);
-  log(bad === 0 ? 'PASS: every fault injected; 0 lost, 0 duplicated, 0 stuck, every webhook delivered, no orphan worker'
-    : `FAIL: ${notInjected.length ? `fault(s) not injected (${notInjected.map((f) => f.name).join(', ')}); ` : ''}${bad - notInjected.length} job(s) lost, duplicated, stuck or without webhook, or orphan workers`);
+  fs.writeFileSync(
+    path.join(root, 'bench/results', `chaos-${result.date.replace(/[:.]/g, '-')}.json`),
+    `${JSON.stringify(result, null, 2)}\n`,
+  );
+  log(
+    bad === 0
+      ? 'PASS: every fault injected; 0 lost, 0 duplicated, 0 stuck, every webhook delivered, no orphan worker'
+      : `FAIL: ${notInjected.length ? `fault(s) not injected (${notInjected.map((f) => f.name).join(', ')}); ` : ''}${bad - notInjected.length} job(s) lost, duplicated, stuck or without webhook, or orphan workers`,
+  );
   return bad === 0 ? 0 : 1;
 }
 
@@ -289,17 +434,35 @@ async function cleanup() {
     cluster.kill('SIGTERM');
     await Promise.race([new Promise((r) => cluster.once('exit', r)), sleep(40_000)]);
   }
-  for (const s of ['queue_api', 'scheduler', 'webhook_sender', 'pod_rest', 'template_graphql', 'secrets_vault']) {
-    try { execFileSync('psql', [`${pgBase}/postgres`, '-qc', `DROP DATABASE IF EXISTS ${namespace}_${s} WITH (FORCE)`], { stdio: 'ignore' }); } catch { /* best effort */ }
+  for (const s of [
+    'queue_api',
+    'scheduler',
+    'webhook_sender',
+    'pod_rest',
+    'template_graphql',
+    'secrets_vault',
+  ]) {
+    try {
+      execFileSync(
+        'psql',
+        [`${pgBase}/postgres`, '-qc', `DROP DATABASE IF EXISTS ${namespace}_${s} WITH (FORCE)`],
+        { stdio: 'ignore' },
+      );
+    } catch {
+      /* best effort */
+    }
   }
   try {
     const { connect } = await import('@nats-io/transport-node');
     const { jetstreamManager } = await import('@nats-io/jetstream');
     const nc = await connect({ servers: process.env.NATS_URL ?? 'nats://127.0.0.1:4222' });
     const jsm = await jetstreamManager(nc);
-    for (const name of [`${namespace.toUpperCase()}_EVENTS`, `OBJ_${namespace}_blobs`]) await jsm.streams.delete(name).catch(() => {});
+    for (const name of [`${namespace.toUpperCase()}_EVENTS`, `OBJ_${namespace}_blobs`])
+      await jsm.streams.delete(name).catch(() => {});
     await nc.close();
-  } catch { /* best effort */ }
+  } catch {
+    /* best effort */
+  }
   receiver.close();
 }
 
@@ -308,7 +471,9 @@ try {
   code = await main();
 } catch (err) {
   log(`chaos run failed: ${err.stack ?? err}`);
-  process.stdout.write(`--- last cluster log lines ---\n${clusterLog.split('\n').slice(-60).join('\n')}\n`);
+  process.stdout.write(
+    `--- last cluster log lines ---\n${clusterLog.split('\n').slice(-60).join('\n')}\n`,
+  );
 } finally {
   await cleanup();
 }

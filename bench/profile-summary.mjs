@@ -6,7 +6,10 @@
 import fs from 'node:fs';
 import { parseArgs } from 'node:util';
 
-const { values, positionals } = parseArgs({ allowPositionals: true, options: { top: { type: 'string', default: '25' } } });
+const { values, positionals } = parseArgs({
+  allowPositionals: true,
+  options: { top: { type: 'string', default: '25' } },
+});
 if (positionals.length !== 1) {
   console.error('usage: node bench/profile-summary.mjs <file.cpuprofile> [--top 25]');
   process.exit(2);
@@ -27,14 +30,19 @@ function area({ url, functionName }) {
 
 const nodes = new Map(profile.nodes.map((n) => [n.id, n]));
 const self = new Map();
-profile.samples.forEach((id, i) => self.set(id, (self.get(id) ?? 0) + (profile.timeDeltas[i] ?? 0)));
+profile.samples.forEach((id, i) =>
+  self.set(id, (self.get(id) ?? 0) + (profile.timeDeltas[i] ?? 0)),
+);
 const byArea = new Map();
 const byFunction = new Map();
 let total = 0;
 let idle = 0;
 for (const [id, us] of self) {
   const { callFrame } = nodes.get(id);
-  if (callFrame.functionName === '(idle)') { idle += us; continue; }
+  if (callFrame.functionName === '(idle)') {
+    idle += us;
+    continue;
+  }
   total += us;
   const a = area(callFrame);
   byArea.set(a, (byArea.get(a) ?? 0) + us);
@@ -42,8 +50,17 @@ for (const [id, us] of self) {
   byFunction.set(fn, (byFunction.get(fn) ?? 0) + us);
 }
 const top = Number(values.top);
-const rows = (m) => [...m].sort((a, b) => b[1] - a[1]).slice(0, top)
-  .map(([name, us]) => ({ name, 'self ms': Math.round(us / 1000), '%': Math.round((1000 * us) / total) / 10 }));
-console.log(`${positionals[0]}: ${Math.round(total / 1000)} ms on CPU, ${Math.round(idle / 1000)} ms idle`);
+const rows = (m) =>
+  [...m]
+    .sort((a, b) => b[1] - a[1])
+    .slice(0, top)
+    .map(([name, us]) => ({
+      name,
+      'self ms': Math.round(us / 1000),
+      '%': Math.round((1000 * us) / total) / 10,
+    }));
+console.log(
+  `${positionals[0]}: ${Math.round(total / 1000)} ms on CPU, ${Math.round(idle / 1000)} ms idle`,
+);
 console.table(rows(byArea));
 console.table(rows(byFunction));

@@ -45,22 +45,48 @@ const config = {
 const modes = opts.mode === 'both' ? ['standalone', 'cluster'] : [opts.mode];
 const apiKey = `bench-${randomBytes(16).toString('hex')}`;
 const api = apiClient(apiKey);
-const results = { date: new Date().toISOString(), machine: machine(), versions: await versions(), config, modes: {} };
+const results = {
+  date: new Date().toISOString(),
+  machine: machine(),
+  versions: await versions(),
+  config,
+  modes: {},
+};
 
-const runs = modes.flatMap((mode) => (opts.baseline ? [[mode, 'baseline', path.resolve(opts.baseline)], [mode, 'current', benchRoot]] : [[mode, 'current', benchRoot]]));
+const runs = modes.flatMap((mode) =>
+  opts.baseline
+    ? [
+        [mode, 'baseline', path.resolve(opts.baseline)],
+        [mode, 'current', benchRoot],
+      ]
+    : [[mode, 'current', benchRoot]],
+);
 for (const [mode, which, serverRoot] of runs) {
   const label = opts.baseline ? `${mode} (${which})` : mode;
   process.stderr.write(`[bench] ${label}: starting the server\n`);
-  const server = await startServer(mode, { apiKey, serverRoot, env: { RUNPLANE_RATE_LIMITS: 'false' }, profileDir: opts['profile-dir'] });
+  const server = await startServer(mode, {
+    apiKey,
+    serverRoot,
+    env: { RUNPLANE_RATE_LIMITS: 'false' },
+    profileDir: opts['profile-dir'],
+  });
   try {
-    const submit = runsyncSubmitter(api, server.queueApiBase, await createEndpoint(api, server.base, config));
+    const submit = runsyncSubmitter(
+      api,
+      server.queueApiBase,
+      await createEndpoint(api, server.base, config),
+    );
     server.startProfiling(); // with --profile-dir: latency and throughput, not start-up
     process.stderr.write(`[bench] ${label}: latency (${config.latencyJobs} sequential jobs)\n`);
     const lat = await latency(submit, { jobs: config.latencyJobs });
-    process.stderr.write(`[bench] ${label}: throughput (${config.jobs} jobs, ${config.clients} callers)\n`);
+    process.stderr.write(
+      `[bench] ${label}: throughput (${config.jobs} jobs, ${config.clients} callers)\n`,
+    );
     results.modes[label] = { ...lat, throughput: await throughput(submit, config) };
   } catch (err) {
-    process.stderr.write(`[bench] ${label} failed: ${err.stack}\n--- server log tail ---\n${server.log().slice(-3000)}\n`);
+    process.stderr.write(
+      `[bench] ${label} failed: ${err.stack}\n--- server log tail ---\n${server.log().slice(-3000)}\n`,
+    );
     process.exitCode = 1;
   } finally {
     await server.stop();
@@ -70,18 +96,27 @@ api.close();
 
 const cells = (r) => ({
   'jobs/s': r.throughput.jobsPerSecond,
-  'dispatch p50 ms': r.dispatch.p50, 'dispatch p99 ms': r.dispatch.p99,
-  'round trip p50 ms': r.roundTrip.p50, 'round trip p99 ms': r.roundTrip.p99,
+  'dispatch p50 ms': r.dispatch.p50,
+  'dispatch p99 ms': r.dispatch.p99,
+  'round trip p50 ms': r.roundTrip.p50,
+  'round trip p99 ms': r.roundTrip.p99,
 });
 const rows = Object.entries(results.modes).map(([mode, r]) => ({ mode, ...cells(r) }));
 for (const mode of opts.baseline ? modes : []) {
   const [b, c] = [results.modes[`${mode} (baseline)`], results.modes[`${mode} (current)`]];
   if (!b || !c) continue;
   const [cb, cc] = [cells(b), cells(c)];
-  rows.push({ mode: `${mode}: current/baseline`, ...Object.fromEntries(Object.keys(cc).map((k) => [k, round(cc[k] / cb[k])])) });
+  rows.push({
+    mode: `${mode}: current/baseline`,
+    ...Object.fromEntries(Object.keys(cc).map((k) => [k, round(cc[k] / cb[k])])),
+  });
 }
 console.table(rows);
 fs.mkdirSync(path.join(benchRoot, 'bench/results'), { recursive: true });
-const out = path.join(benchRoot, 'bench/results', `queue-${results.date.replace(/[:.]/g, '-')}.json`);
+const out = path.join(
+  benchRoot,
+  'bench/results',
+  `queue-${results.date.replace(/[:.]/g, '-')}.json`,
+);
 fs.writeFileSync(out, `${JSON.stringify(results, null, 2)}\n`);
 process.stderr.write(`[bench] results written to ${path.relative(process.cwd(), out)}\n`);

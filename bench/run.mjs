@@ -37,7 +37,13 @@ import { loadAverage, machine, versions } from './lib/machine.mjs';
 import { latency, round, throughput } from './lib/measure.mjs';
 import { startBullmq, startPgBoss } from './lib/peers.mjs';
 import { ensureRedis } from './lib/redis.mjs';
-import { benchRoot, createEndpoint, createIdleEndpoints, runsyncSubmitter, startServer } from './lib/runplane.mjs';
+import {
+  benchRoot,
+  createEndpoint,
+  createIdleEndpoints,
+  runsyncSubmitter,
+  startServer,
+} from './lib/runplane.mjs';
 
 const presets = {
   quick: { jobs: 300, latencyJobs: 100, warmup: 20, intakeSeconds: 5, limitsOn: false },
@@ -77,16 +83,27 @@ const config = {
   intakeEndpointsLimitsOn: Number(opts['intake-endpoints']),
   limitsOn: (preset.limitsOn || opts['limits-on']) && !opts['no-limits-on'],
 };
-const systems = opts.systems.split(',').map((s) => s.trim()).filter(Boolean);
+const systems = opts.systems
+  .split(',')
+  .map((s) => s.trim())
+  .filter(Boolean);
 const apiKey = `bench-${randomBytes(16).toString('hex')}`;
 const log = (msg) => process.stderr.write(`[bench] ${msg}\n`);
 
-const results = { date: new Date().toISOString(), machine: machine(), versions: await versions(), config, systems: {} };
+const results = {
+  date: new Date().toISOString(),
+  machine: machine(),
+  versions: await versions(),
+  config,
+  systems: {},
+};
 const startedAt = Date.now();
 
 /** Dispatch latency then e2e throughput of one system, through its submitAndWait. */
 async function measureQueue(label, submitAndWait, beforeThroughput = () => {}) {
-  log(`${label}: dispatch latency (${config.latencyJobs} sequential jobs after ${config.warmup} warm-up)`);
+  log(
+    `${label}: dispatch latency (${config.latencyJobs} sequential jobs after ${config.warmup} warm-up)`,
+  );
   const lat = await latency(submitAndWait, { jobs: config.latencyJobs, warmup: config.warmup });
   log(`${label}: e2e throughput (${config.jobs} jobs, ${config.clients} callers)`);
   beforeThroughput();
@@ -100,16 +117,40 @@ async function runplane(mode, out) {
   const api = apiClient(apiKey);
   out.settings = { rateLimits: false, workers: config.workers, concurrency: config.concurrency };
   log(`Runplane ${mode}: starting a fresh server (rate limits off)`);
-  let server = await startServer(mode, { apiKey, env: { RUNPLANE_RATE_LIMITS: 'false' }, profileDir: opts['profile-dir'] });
+  let server = await startServer(mode, {
+    apiKey,
+    env: { RUNPLANE_RATE_LIMITS: 'false' },
+    profileDir: opts['profile-dir'],
+  });
   try {
-    const endpoint = await createEndpoint(api, server.base, { workers: config.workers, concurrency: config.concurrency });
-    const profileThroughput = () => { if (opts['profile-phase'] === 'throughput') server.startProfiling(); };
-    Object.assign(out, await measureQueue(`Runplane ${mode}`, runsyncSubmitter(api, server.queueApiBase, endpoint), profileThroughput));
+    const endpoint = await createEndpoint(api, server.base, {
+      workers: config.workers,
+      concurrency: config.concurrency,
+    });
+    const profileThroughput = () => {
+      if (opts['profile-phase'] === 'throughput') server.startProfiling();
+    };
+    Object.assign(
+      out,
+      await measureQueue(
+        `Runplane ${mode}`,
+        runsyncSubmitter(api, server.queueApiBase, endpoint),
+        profileThroughput,
+      ),
+    );
     const [idle] = await createIdleEndpoints(api, server.base, 1);
     if (opts['profile-phase'] === 'intake') server.startProfiling();
-    log(`Runplane ${mode}: /run intake, rate limits off (${config.intakeConnections} connections, ${config.intakeSeconds} s, ${server.queueApiBase})`);
-    out.intake = await runIntake(api, server.queueApiBase, [idle], { apiKey, seconds: config.intakeSeconds, connections: config.intakeConnections });
-    log(`Runplane ${mode}: ${out.intake.acceptedPerSecond} /run per s, p99 ${out.intake.latency.p99} ms`);
+    log(
+      `Runplane ${mode}: /run intake, rate limits off (${config.intakeConnections} connections, ${config.intakeSeconds} s, ${server.queueApiBase})`,
+    );
+    out.intake = await runIntake(api, server.queueApiBase, [idle], {
+      apiKey,
+      seconds: config.intakeSeconds,
+      connections: config.intakeConnections,
+    });
+    log(
+      `Runplane ${mode}: ${out.intake.acceptedPerSecond} /run per s, p99 ${out.intake.latency.p99} ms`,
+    );
   } catch (err) {
     throw withLog(err, server);
   } finally {
@@ -121,8 +162,14 @@ async function runplane(mode, out) {
     try {
       const ids = await createIdleEndpoints(api, server.base, config.intakeEndpointsLimitsOn);
       log(`Runplane ${mode}: /run intake, rate limits on, spread over ${ids.length} endpoints`);
-      out.intakeLimitsOn = await runIntake(api, server.queueApiBase, ids, { apiKey, seconds: config.intakeSeconds, connections: config.intakeConnections });
-      log(`Runplane ${mode}: ${out.intakeLimitsOn.acceptedPerSecond} /run per s, p99 ${out.intakeLimitsOn.latency.p99} ms (limits on)`);
+      out.intakeLimitsOn = await runIntake(api, server.queueApiBase, ids, {
+        apiKey,
+        seconds: config.intakeSeconds,
+        connections: config.intakeConnections,
+      });
+      log(
+        `Runplane ${mode}: ${out.intakeLimitsOn.acceptedPerSecond} /run per s, p99 ${out.intakeLimitsOn.latency.p99} ms (limits on)`,
+      );
     } catch (err) {
       throw withLog(err, server);
     } finally {
@@ -162,7 +209,8 @@ const runners = {
 };
 
 for (const system of systems) {
-  if (!runners[system]) throw new Error(`unknown system ${system}; known: ${Object.keys(runners).join(', ')}`);
+  if (!runners[system])
+    throw new Error(`unknown system ${system}; known: ${Object.keys(runners).join(', ')}`);
   const t0 = Date.now();
   const out = (results.systems[system] = {});
   try {
@@ -172,7 +220,10 @@ for (const system of systems) {
     out.error = String(err.message).slice(0, 4000);
     process.exitCode = 1;
   }
-  Object.assign(results.systems[system], { seconds: Math.round((Date.now() - t0) / 1000), loadAverageAfter: loadAverage() });
+  Object.assign(results.systems[system], {
+    seconds: Math.round((Date.now() - t0) / 1000),
+    loadAverageAfter: loadAverage(),
+  });
 }
 results.machine.loadAverageAtEnd = loadAverage();
 results.seconds = Math.round((Date.now() - startedAt) / 1000);
@@ -180,20 +231,31 @@ results.seconds = Math.round((Date.now() - startedAt) / 1000);
 // ---- one table ------------------------------------------------------------------------------------
 
 const names = {
-  standalone: 'Runplane standalone', cluster: 'Runplane cluster',
-  bullmq: `BullMQ ${results.versions.bullmq}`, 'pg-boss': `pg-boss ${results.versions.pgBoss}`,
+  standalone: 'Runplane standalone',
+  cluster: 'Runplane cluster',
+  bullmq: `BullMQ ${results.versions.bullmq}`,
+  'pg-boss': `pg-boss ${results.versions.pgBoss}`,
 };
 const defined = (o) => Object.fromEntries(Object.entries(o).filter(([, v]) => v !== undefined)); // blank cells
-const row = (r = {}, intake) => defined({
-  'e2e jobs/s': r.throughput?.jobsPerSecond, 'e2e late jobs/s': r.throughput?.lateJobsPerSecond,
-  'dispatch p50 ms': r.dispatch?.p50, 'dispatch p90 ms': r.dispatch?.p90, 'dispatch p99 ms': r.dispatch?.p99,
-  'result p50 ms': r.roundTrip?.p50, 'result p90 ms': r.roundTrip?.p90, 'result p99 ms': r.roundTrip?.p99,
-  '/run req/s': intake?.acceptedPerSecond, '/run p50 ms': intake?.latency.p50, '/run p99 ms': intake?.latency.p99,
-  'load 1m': r.loadAverageAfter?.[0],
-});
+const row = (r = {}, intake) =>
+  defined({
+    'e2e jobs/s': r.throughput?.jobsPerSecond,
+    'e2e late jobs/s': r.throughput?.lateJobsPerSecond,
+    'dispatch p50 ms': r.dispatch?.p50,
+    'dispatch p90 ms': r.dispatch?.p90,
+    'dispatch p99 ms': r.dispatch?.p99,
+    'result p50 ms': r.roundTrip?.p50,
+    'result p90 ms': r.roundTrip?.p90,
+    'result p99 ms': r.roundTrip?.p99,
+    '/run req/s': intake?.acceptedPerSecond,
+    '/run p50 ms': intake?.latency.p50,
+    '/run p99 ms': intake?.latency.p99,
+    'load 1m': r.loadAverageAfter?.[0],
+  });
 const ratio = (a, b) => {
   const out = {};
-  for (const [k, v] of Object.entries(a)) if (k !== 'load 1m' && typeof b[k] === 'number' && b[k] !== 0) out[k] = round(v / b[k]);
+  for (const [k, v] of Object.entries(a))
+    if (k !== 'load 1m' && typeof b[k] === 'number' && b[k] !== 0) out[k] = round(v / b[k]);
   return out;
 };
 const table = {};
@@ -207,20 +269,33 @@ for (const mode of ['standalone', 'cluster']) {
     if (a?.throughput && b?.throughput) table[`ratio ${mode} / ${p}`] = ratio(row(a), row(b));
   }
   const r = results.systems[mode];
-  if (r?.intake && r.intakeLimitsOn) table[`ratio ${mode} limits on / off`] = ratio(row({}, r.intakeLimitsOn), row({}, r.intake));
+  if (r?.intake && r.intakeLimitsOn)
+    table[`ratio ${mode} limits on / off`] = ratio(row({}, r.intakeLimitsOn), row({}, r.intake));
 }
 results.table = table;
 
-console.log(`\nRunplane benchmark suite, ${results.date}, ${results.machine.cpus} × ${results.machine.cpuModel}, ${results.machine.memoryGiB} GiB, ` +
-  `load average ${results.machine.loadAverage.join(' ')} at start, ${results.machine.loadAverageAtEnd.join(' ')} at end; ` +
-  `Node ${results.versions.node}, PostgreSQL ${results.versions.postgresql}, NATS ${results.versions.nats}, Redis ${results.versions.redis}`);
-console.log(`${config.jobs} e2e jobs (${config.clients} callers), ${config.latencyJobs} latency jobs, ${config.workers} workers × ${config.concurrency}; ` +
-  `/run: ${config.intakeConnections} connections × ${config.intakeSeconds} s; ${results.seconds} s in all`);
+console.log(
+  `\nRunplane benchmark suite, ${results.date}, ${results.machine.cpus} × ${results.machine.cpuModel}, ${results.machine.memoryGiB} GiB, ` +
+    `load average ${results.machine.loadAverage.join(' ')} at start, ${results.machine.loadAverageAtEnd.join(' ')} at end; ` +
+    `Node ${results.versions.node}, PostgreSQL ${results.versions.postgresql}, NATS ${results.versions.nats}, Redis ${results.versions.redis}`,
+);
+console.log(
+  `${config.jobs} e2e jobs (${config.clients} callers), ${config.latencyJobs} latency jobs, ${config.workers} workers × ${config.concurrency}; ` +
+    `/run: ${config.intakeConnections} connections × ${config.intakeSeconds} s; ${results.seconds} s in all`,
+);
 console.table(table);
-console.log('ratio rows: Runplane ÷ peer (jobs/s and req/s: above 1 = Runplane ahead; latencies: below 1 = Runplane ahead).');
-console.log('e2e late = jobs/s over the 9th tenth of the e2e jobs; dispatch = submit → handler start; result = submit → result observed by the submitter (idle workers, one job at a time).');
+console.log(
+  'ratio rows: Runplane ÷ peer (jobs/s and req/s: above 1 = Runplane ahead; latencies: below 1 = Runplane ahead).',
+);
+console.log(
+  'e2e late = jobs/s over the 9th tenth of the e2e jobs; dispatch = submit → handler start; result = submit → result observed by the submitter (idle workers, one job at a time).',
+);
 
 fs.mkdirSync(path.join(benchRoot, 'bench/results'), { recursive: true });
-const file = path.join(benchRoot, 'bench/results', `bench-${results.date.replace(/[:.]/g, '-')}.json`);
+const file = path.join(
+  benchRoot,
+  'bench/results',
+  `bench-${results.date.replace(/[:.]/g, '-')}.json`,
+);
 fs.writeFileSync(file, `${JSON.stringify(results, null, 2)}\n`);
 log(`results written to ${path.relative(process.cwd(), file)}`);

@@ -19,7 +19,12 @@ import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
-const { values } = parseArgs({ options: { port: { type: 'string', default: '8090' }, fresh: { type: 'boolean', default: false } } });
+const { values } = parseArgs({
+  options: {
+    port: { type: 'string', default: '8090' },
+    fresh: { type: 'boolean', default: false },
+  },
+});
 const gatewayPort = Number(values.port);
 const apiKey = process.env.RUNPLANE_API_KEY ?? `local-${randomBytes(16).toString('hex')}`;
 const natsUrl = process.env.NATS_URL ?? 'nats://127.0.0.1:4222';
@@ -35,7 +40,14 @@ const services = [
   { name: 'queue-api', port: gatewayPort + 1 },
 ];
 const routes = [
-  ['/v2/', 'queue-api'], ['/v1/users', 'secrets-vault'], ['/v1/apikeys', 'secrets-vault'], ['/v1/webhooks', 'webhook-sender'], ['/v1/', 'pod-rest'], ['/graphql', 'template-graphql'], ['/healthz', 'queue-api'], ['/readyz', 'queue-api'],
+  ['/v2/', 'queue-api'],
+  ['/v1/users', 'secrets-vault'],
+  ['/v1/apikeys', 'secrets-vault'],
+  ['/v1/webhooks', 'webhook-sender'],
+  ['/v1/', 'pod-rest'],
+  ['/graphql', 'template-graphql'],
+  ['/healthz', 'queue-api'],
+  ['/readyz', 'queue-api'],
 ];
 const dbName = (service) => `${namespace}_${service.replace(/-/g, '_')}`;
 
@@ -43,15 +55,26 @@ const dbName = (service) => `${namespace}_${service.replace(/-/g, '_')}`;
 // the databases it encrypts (renewed by --fresh), unless RUNPLANE_MASTER_KEY(_FILE) is given.
 const masterKeyFile = path.join(root, '.runplane', `cluster-${namespace}.master.key`);
 if (values.fresh) {
-  for (const s of services) execFileSync('psql', [`${pgBase}/postgres`, '-qc', `DROP DATABASE IF EXISTS ${dbName(s.name)} WITH (FORCE)`], { stdio: 'inherit' });
+  for (const s of services)
+    execFileSync(
+      'psql',
+      [`${pgBase}/postgres`, '-qc', `DROP DATABASE IF EXISTS ${dbName(s.name)} WITH (FORCE)`],
+      { stdio: 'inherit' },
+    );
   fs.rmSync(masterKeyFile, { force: true });
 }
-const masterKey = process.env.RUNPLANE_MASTER_KEY || process.env.RUNPLANE_MASTER_KEY_FILE ? {} : { RUNPLANE_MASTER_KEY_FILE: localMasterKey() };
+const masterKey =
+  process.env.RUNPLANE_MASTER_KEY || process.env.RUNPLANE_MASTER_KEY_FILE
+    ? {}
+    : { RUNPLANE_MASTER_KEY_FILE: localMasterKey() };
 
 function localMasterKey() {
   if (!fs.existsSync(masterKeyFile)) {
     fs.mkdirSync(path.dirname(masterKeyFile), { recursive: true });
-    fs.writeFileSync(masterKeyFile, `${randomBytes(32).toString('base64')}\n`, { mode: 0o600, flag: 'wx' });
+    fs.writeFileSync(masterKeyFile, `${randomBytes(32).toString('base64')}\n`, {
+      mode: 0o600,
+      flag: 'wx',
+    });
   }
   return masterKeyFile;
 }
@@ -59,13 +82,20 @@ function localMasterKey() {
 let stopping = false;
 const children = services.map((s) => {
   const env = {
-    ...process.env, NODE_ENV: 'production', NATS_URL: natsUrl, RUNPLANE_BUS_NAMESPACE: namespace,
+    ...process.env,
+    NODE_ENV: 'production',
+    NATS_URL: natsUrl,
+    RUNPLANE_BUS_NAMESPACE: namespace,
     // Where workers reach the queue: the gateway, unless given (benchmarks point workers at queue-api itself).
-    PORT: String(s.port), HOST: '127.0.0.1', RUNPLANE_PUBLIC_URL: process.env.RUNPLANE_PUBLIC_URL ?? `http://127.0.0.1:${gatewayPort}`,
+    PORT: String(s.port),
+    HOST: '127.0.0.1',
+    RUNPLANE_PUBLIC_URL: process.env.RUNPLANE_PUBLIC_URL ?? `http://127.0.0.1:${gatewayPort}`,
     [`DATABASE_URL_${s.name.replace(/-/g, '_').toUpperCase()}`]: `${pgBase}/${dbName(s.name)}`,
     ...(s.name === 'secrets-vault' ? { RUNPLANE_API_KEY: apiKey, ...masterKey } : {}),
     // Webhook receivers of local tests listen on this machine; real clusters keep the default (off).
-    ...(s.name === 'webhook-sender' ? { WEBHOOK_ALLOW_PRIVATE: process.env.WEBHOOK_ALLOW_PRIVATE ?? 'true' } : {}),
+    ...(s.name === 'webhook-sender'
+      ? { WEBHOOK_ALLOW_PRIVATE: process.env.WEBHOOK_ALLOW_PRIVATE ?? 'true' }
+      : {}),
   };
   return start(s, env);
 });
@@ -75,15 +105,30 @@ const children = services.map((s) => {
  * service by the pid printed here and watch it come back).
  */
 function start(s, env) {
-  const child = spawn(process.execPath, [path.join(root, 'packages/cli/bin/runplane.js'), 'start', '--service', s.name], { env, stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(
+    process.execPath,
+    [path.join(root, 'packages/cli/bin/runplane.js'), 'start', '--service', s.name],
+    { env, stdio: ['ignore', 'pipe', 'pipe'] },
+  );
   const prefix = `[${s.name}] `;
   process.stderr.write(`${prefix}started (pid ${child.pid})\n`);
-  for (const stream of [child.stdout, child.stderr]) stream.on('data', (d) => process.stderr.write(String(d).split('\n').filter(Boolean).map((l) => prefix + l + '\n').join('')));
+  for (const stream of [child.stdout, child.stderr])
+    stream.on('data', (d) =>
+      process.stderr.write(
+        String(d)
+          .split('\n')
+          .filter(Boolean)
+          .map((l) => prefix + l + '\n')
+          .join(''),
+      ),
+    );
   child.on('exit', (code, signal) => {
     process.stderr.write(`${prefix}exited (${signal ?? code})\n`);
     if (stopping) return;
     process.stderr.write(`${prefix}restarting in 1 s\n`);
-    setTimeout(() => { if (!stopping) children[children.indexOf(child)] = start(s, env); }, 1000);
+    setTimeout(() => {
+      if (!stopping) children[children.indexOf(child)] = start(s, env);
+    }, 1000);
   });
   return child;
 }
@@ -94,22 +139,45 @@ const gateway = http.createServer((req, res) => {
   const route = routes.find(([prefix]) => req.url.startsWith(prefix));
   if (!route) {
     res.writeHead(404, { 'content-type': 'application/json' });
-    return res.end(JSON.stringify({ error: `no route ${req.method} ${req.url}`, message: `no route ${req.method} ${req.url}`, status: 404 }));
+    return res.end(
+      JSON.stringify({
+        error: `no route ${req.method} ${req.url}`,
+        message: `no route ${req.method} ${req.url}`,
+        status: 404,
+      }),
+    );
   }
   // Hop-by-hop headers are the proxy's own business (RFC 9110 §7.6.1), as in any ingress.
   const headers = { ...req.headers };
-  for (const h of ['connection', 'keep-alive', 'proxy-connection', 'upgrade', 'te', 'trailer']) delete headers[h];
-  const upstream = http.request({ host: '127.0.0.1', port: portOf[route[1]], method: req.method, path: req.url, headers, agent: upstreamAgent }, (up) => {
-    res.writeHead(up.statusCode, up.headers);
-    up.pipe(res);
-  });
+  for (const h of ['connection', 'keep-alive', 'proxy-connection', 'upgrade', 'te', 'trailer'])
+    delete headers[h];
+  const upstream = http.request(
+    {
+      host: '127.0.0.1',
+      port: portOf[route[1]],
+      method: req.method,
+      path: req.url,
+      headers,
+      agent: upstreamAgent,
+    },
+    (up) => {
+      res.writeHead(up.statusCode, up.headers);
+      up.pipe(res);
+    },
+  );
   upstream.on('error', (err) => {
     // A service may answer early and close while the body is still being sent (413 for an
     // oversized /run): the write fails, but its answer is on the way. Give it a moment.
     setTimeout(() => {
       if (res.headersSent) return res.destroy(err);
       res.writeHead(502, { 'content-type': 'application/json' });
-      res.end(JSON.stringify({ error: `${route[1]} is not reachable`, message: `${route[1]} is not reachable`, status: 502 }));
+      res.end(
+        JSON.stringify({
+          error: `${route[1]} is not reachable`,
+          message: `${route[1]} is not reachable`,
+          status: 502,
+        }),
+      );
     }, 200);
   });
   req.pipe(upstream);
@@ -118,17 +186,23 @@ const gateway = http.createServer((req, res) => {
 gateway.listen(gatewayPort, '127.0.0.1');
 
 await waitReady();
-process.stdout.write(`\nRunplane cluster ready\n  RUNPLANE_URL=http://127.0.0.1:${gatewayPort}\n  RUNPLANE_API_KEY=${apiKey}\n\n`);
+process.stdout.write(
+  `\nRunplane cluster ready\n  RUNPLANE_URL=http://127.0.0.1:${gatewayPort}\n  RUNPLANE_API_KEY=${apiKey}\n\n`,
+);
 
 function stop() {
   if (stopping) return;
   stopping = true;
   gateway.close();
   for (const c of children) c.kill('SIGTERM');
-  Promise.all(children.map((c) => new Promise((r) => (c.exitCode !== null ? r() : c.once('exit', r))))).then(() => process.exit(0));
+  Promise.all(
+    children.map((c) => new Promise((r) => (c.exitCode !== null ? r() : c.once('exit', r)))),
+  ).then(() => process.exit(0));
 }
 // Should this script die some other way, its services must not outlive it.
-process.on('exit', () => { for (const c of children) if (c.exitCode === null) c.kill('SIGKILL'); });
+process.on('exit', () => {
+  for (const c of children) if (c.exitCode === null) c.kill('SIGKILL');
+});
 process.on('SIGINT', stop);
 process.on('SIGTERM', stop);
 
@@ -136,9 +210,16 @@ async function waitReady() {
   const deadline = Date.now() + 120_000;
   for (const s of services) {
     for (;;) {
-      const ok = await fetch(`http://127.0.0.1:${s.port}/readyz`).then((r) => r.ok, () => false);
+      const ok = await fetch(`http://127.0.0.1:${s.port}/readyz`).then(
+        (r) => r.ok,
+        () => false,
+      );
       if (ok) break;
-      if (Date.now() > deadline) { process.stderr.write(`${s.name} did not become ready within 120 s\n`); stop(); return; }
+      if (Date.now() > deadline) {
+        process.stderr.write(`${s.name} did not become ready within 120 s\n`);
+        stop();
+        return;
+      }
       await new Promise((r) => setTimeout(r, 300));
     }
   }

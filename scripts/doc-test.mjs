@@ -30,7 +30,12 @@ function check(name, fn) {
     process.stdout.write(`ok   ${name}\n`);
   } catch (err) {
     results.push({ name, ok: false, ms: Date.now() - started, err });
-    process.stdout.write(`FAIL ${name}\n${String(err.message ?? err).split('\n').map((l) => `     ${l}`).join('\n')}\n`);
+    process.stdout.write(
+      `FAIL ${name}\n${String(err.message ?? err)
+        .split('\n')
+        .map((l) => `     ${l}`)
+        .join('\n')}\n`,
+    );
   }
 }
 
@@ -46,16 +51,37 @@ async function freePort() {
 async function startServer() {
   const port = await freePort();
   const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'runplane-doc-test-'));
-  const env = { ...process.env, PORT: String(port), HOST: '127.0.0.1', RUNPLANE_API_KEY: KEY, RUNPLANE_DATA_DIR: dataDir, LOG_LEVEL: 'warn' };
+  const env = {
+    ...process.env,
+    PORT: String(port),
+    HOST: '127.0.0.1',
+    RUNPLANE_API_KEY: KEY,
+    RUNPLANE_DATA_DIR: dataDir,
+    LOG_LEVEL: 'warn',
+  };
   for (const k of Object.keys(env)) if (/^(NATS_URL|DATABASE_URL.*)$/.test(k)) delete env[k];
-  const child = spawn(process.execPath, [path.join(root, 'packages/cli/bin/runplane.js'), 'start'], { env, stdio: ['ignore', 'pipe', 'pipe'], detached: true });
+  const child = spawn(
+    process.execPath,
+    [path.join(root, 'packages/cli/bin/runplane.js'), 'start'],
+    { env, stdio: ['ignore', 'pipe', 'pipe'], detached: true },
+  );
   let log = '';
-  child.stdout.on('data', (d) => { log += d; });
-  child.stderr.on('data', (d) => { log += d; });
+  child.stdout.on('data', (d) => {
+    log += d;
+  });
+  child.stderr.on('data', (d) => {
+    log += d;
+  });
   const url = `http://127.0.0.1:${port}`;
   const deadline = Date.now() + 60_000;
-  while (!(await fetch(`${url}/readyz`).then((r) => r.ok, () => false))) {
-    if (child.exitCode !== null || Date.now() > deadline) throw new Error(`the server did not start:\n${log.slice(-2000)}`);
+  while (
+    !(await fetch(`${url}/readyz`).then(
+      (r) => r.ok,
+      () => false,
+    ))
+  ) {
+    if (child.exitCode !== null || Date.now() > deadline)
+      throw new Error(`the server did not start:\n${log.slice(-2000)}`);
     await new Promise((r) => setTimeout(r, 200));
   }
   return { url, port, dataDir, child, log: () => log };
@@ -63,9 +89,17 @@ async function startServer() {
 
 function stopServer() {
   if (!server) return;
-  try { process.kill(-server.child.pid, 'SIGTERM'); } catch { /* gone */ }
+  try {
+    process.kill(-server.child.pid, 'SIGTERM');
+  } catch {
+    /* gone */
+  }
   spawnSync('sleep', ['2']);
-  try { process.kill(-server.child.pid, 'SIGKILL'); } catch { /* gone */ }
+  try {
+    process.kill(-server.child.pid, 'SIGKILL');
+  } catch {
+    /* gone */
+  }
   fs.rmSync(server.dataDir, { recursive: true, force: true });
 }
 
@@ -87,8 +121,14 @@ function readmeBlocks(file) {
         continue;
       }
       // A command: join `\` continuations and lines inside an open double-quoted string.
-      while ((line.trimEnd().endsWith('\\') || (line.split('"').length - line.split('\\"').length) % 2 === 1) && i + 1 < lines.length) {
-        line = line.trimEnd().endsWith('\\') ? `${line.trimEnd().slice(0, -1)} ${lines[++i].trim()}` : `${line}\n${lines[++i]}`;
+      while (
+        (line.trimEnd().endsWith('\\') ||
+          (line.split('"').length - line.split('\\"').length) % 2 === 1) &&
+        i + 1 < lines.length
+      ) {
+        line = line.trimEnd().endsWith('\\')
+          ? `${line.trimEnd().slice(0, -1)} ${lines[++i].trim()}`
+          : `${line}\n${lines[++i]}`;
       }
       steps.push({ command: line });
     }
@@ -106,23 +146,41 @@ function runReadme() {
     for (const step of steps) {
       let command = step.command.replaceAll('localhost:8080', `localhost:${server.port}`);
       command = command.replace(/<(\w+)>/g, (whole, name) => captured[name] ?? whole);
-      if (/^\w+=\S*$/.test(command.trim())) { // a variable for the later commands
+      if (/^\w+=\S*$/.test(command.trim())) {
+        // a variable for the later commands
         prelude += `${command}\n`;
         continue;
       }
       const label = command.split('\n')[0].slice(0, 110);
       check(`README: ${label}`, () => {
-        const out = execFileSync('bash', ['-c', `set -euo pipefail\n${prelude}${command}`], { cwd: root, encoding: 'utf8', timeout: 120_000 });
+        const out = execFileSync('bash', ['-c', `set -euo pipefail\n${prelude}${command}`], {
+          cwd: root,
+          encoding: 'utf8',
+          timeout: 120_000,
+        });
         if (!step.expect) return;
         let json;
-        try { json = JSON.parse(out); } catch { throw new Error(`expected JSON like ${step.expect}\ngot: ${out.slice(0, 500)}`); }
-        for (const [, key, name] of step.expect.matchAll(/"(\w+)":"<(\w+)>"/g)) {
-          if (typeof json[key] !== 'string') throw new Error(`output has no string "${key}" to use as <${name}>: ${out.slice(0, 300)}`);
-          captured[name] ??= json[key];
-          if (captured[name] !== json[key]) throw new Error(`"${key}" is ${json[key]}, expected <${name}> = ${captured[name]}`);
+        try {
+          json = JSON.parse(out);
+        } catch {
+          throw new Error(`expected JSON like ${step.expect}\ngot: ${out.slice(0, 500)}`);
         }
-        for (const key of topLevelKeys(step.expect)) if (!(key in json)) throw new Error(`output lacks "${key}" shown in the README: ${out.slice(0, 300)}`);
-        if (step.expect.includes('"status":"COMPLETED"') && json.status !== 'COMPLETED') throw new Error(`status ${json.status}, the README shows COMPLETED: ${out.slice(0, 300)}`);
+        for (const [, key, name] of step.expect.matchAll(/"(\w+)":"<(\w+)>"/g)) {
+          if (typeof json[key] !== 'string')
+            throw new Error(
+              `output has no string "${key}" to use as <${name}>: ${out.slice(0, 300)}`,
+            );
+          captured[name] ??= json[key];
+          if (captured[name] !== json[key])
+            throw new Error(`"${key}" is ${json[key]}, expected <${name}> = ${captured[name]}`);
+        }
+        for (const key of topLevelKeys(step.expect))
+          if (!(key in json))
+            throw new Error(`output lacks "${key}" shown in the README: ${out.slice(0, 300)}`);
+        if (step.expect.includes('"status":"COMPLETED"') && json.status !== 'COMPLETED')
+          throw new Error(
+            `status ${json.status}, the README shows COMPLETED: ${out.slice(0, 300)}`,
+          );
       });
     }
   }
@@ -155,17 +213,39 @@ function topLevelKeys(text) {
 
 async function endpointFor(worker) {
   const call = async (p, body) => {
-    const res = await fetch(`${server.url}${p}`, { method: 'POST', headers: { authorization: `Bearer ${KEY}`, 'content-type': 'application/json' }, body: JSON.stringify(body) });
+    const res = await fetch(`${server.url}${p}`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${KEY}`, 'content-type': 'application/json' },
+      body: JSON.stringify(body),
+    });
     if (!res.ok) throw new Error(`${p}: ${res.status} ${await res.text()}`);
     return res.json();
   };
-  const template = await call('/v1/templates', { name: `doc-${path.basename(path.dirname(worker))}-${Date.now()}`, imageName: 'doc/example:1', isServerless: true, dockerStartCmd: ['node', worker] });
-  return (await call('/v1/endpoints', { name: 'doc-test', templateId: template.id, workersMin: 1, workersMax: 1 })).id;
+  const template = await call('/v1/templates', {
+    name: `doc-${path.basename(path.dirname(worker))}-${Date.now()}`,
+    imageName: 'doc/example:1',
+    isServerless: true,
+    dockerStartCmd: ['node', worker],
+  });
+  return (
+    await call('/v1/endpoints', {
+      name: 'doc-test',
+      templateId: template.id,
+      workersMin: 1,
+      workersMax: 1,
+    })
+  ).id;
 }
 
 function runExample(name, args, env = {}) {
   check(`example: ${name}`, () => {
-    execFileSync(args[0], args.slice(1), { cwd: root, encoding: 'utf8', timeout: 120_000, stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, RUNPLANE_URL: server.url, RUNPLANE_API_KEY: KEY, ...env } });
+    execFileSync(args[0], args.slice(1), {
+      cwd: root,
+      encoding: 'utf8',
+      timeout: 120_000,
+      stdio: ['ignore', 'pipe', 'pipe'],
+      env: { ...process.env, RUNPLANE_URL: server.url, RUNPLANE_API_KEY: KEY, ...env },
+    });
   });
 }
 
@@ -175,12 +255,28 @@ try {
   runReadme();
   runExample('curl session (examples/curl/session.sh)', ['bash', 'examples/curl/session.sh']);
   const echo = await endpointFor(path.join(root, 'examples/worker-echo/worker.mjs'));
-  runExample('runpod-sdk client (examples/client-runpod-sdk)', [process.execPath, 'examples/client-runpod-sdk/index.mjs'], { ENDPOINT_ID: echo });
+  runExample(
+    'runpod-sdk client (examples/client-runpod-sdk)',
+    [process.execPath, 'examples/client-runpod-sdk/index.mjs'],
+    { ENDPOINT_ID: echo },
+  );
   const openai = await endpointFor(path.join(root, 'examples/worker-openai/worker.mjs'));
-  runExample('openai client (examples/client-openai)', [process.execPath, 'examples/client-openai/index.mjs'], { ENDPOINT_ID: openai });
-  runExample('worker-echo local test', [process.execPath, 'examples/worker-echo/worker.mjs', '--test_input', '{"input": {"echo": "hi"}}']);
-  runExample('worker-typescript builds and runs its local test', ['bash', '-c',
-    'node_modules/.bin/tsc -p examples/worker-typescript && node examples/worker-typescript/dist/worker.js --test_input \'{"input": {"text": "hello typed world"}}\'']);
+  runExample(
+    'openai client (examples/client-openai)',
+    [process.execPath, 'examples/client-openai/index.mjs'],
+    { ENDPOINT_ID: openai },
+  );
+  runExample('worker-echo local test', [
+    process.execPath,
+    'examples/worker-echo/worker.mjs',
+    '--test_input',
+    '{"input": {"echo": "hi"}}',
+  ]);
+  runExample('worker-typescript builds and runs its local test', [
+    'bash',
+    '-c',
+    'node_modules/.bin/tsc -p examples/worker-typescript && node examples/worker-typescript/dist/worker.js --test_input \'{"input": {"text": "hello typed world"}}\'',
+  ]);
 } catch (err) {
   results.push({ name: 'doc-test setup', ok: false, err });
   process.stdout.write(`FAIL doc-test setup: ${err.stack ?? err}\n`);
@@ -189,6 +285,9 @@ try {
 }
 
 const failed = results.filter((r) => !r.ok);
-process.stdout.write(`\ndoc-test: ${results.length - failed.length} passed, ${failed.length} failed\n`);
-if (failed.length && server) process.stdout.write(`--- server log tail ---\n${server.log().slice(-3000)}\n`);
+process.stdout.write(
+  `\ndoc-test: ${results.length - failed.length} passed, ${failed.length} failed\n`,
+);
+if (failed.length && server)
+  process.stdout.write(`--- server log tail ---\n${server.log().slice(-3000)}\n`);
 process.exit(failed.length ? 1 : 0);

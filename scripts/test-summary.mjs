@@ -42,14 +42,24 @@ function removeSummary(log) {
 }
 
 function failedTasks(summary) {
-  return (summary?.tasks ?? []).filter((t) => t.execution && t.execution.exitCode !== 0 && t.execution.exitCode !== undefined);
+  return (summary?.tasks ?? []).filter(
+    (t) => t.execution && t.execution.exitCode !== 0 && t.execution.exitCode !== undefined,
+  );
 }
 
 /** Jest results per turbo task id, from lines such as "@runplane/bus:test: Tests:  1 failed, 40 passed, 41 total". */
 function jestResults(log) {
   const results = new Map();
   const get = (pkg) => {
-    if (!results.has(pkg)) results.set(pkg, { passed: 0, failed: 0, skipped: 0, suiteErrors: 0, seen: false, failedNames: new Set() });
+    if (!results.has(pkg))
+      results.set(pkg, {
+        passed: 0,
+        failed: 0,
+        skipped: 0,
+        suiteErrors: 0,
+        seen: false,
+        failedNames: new Set(),
+      });
     return results.get(pkg);
   };
   for (const line of log.split('\n')) {
@@ -89,14 +99,18 @@ if (args[0] === '--build-ok') {
 }
 
 if (args[0] !== '--report') {
-  process.stderr.write('usage: test-summary.mjs --build-ok <log> | --report --skip-dir <dir> --timings <file> --step <name>=<rc>=<log> ...\n');
+  process.stderr.write(
+    'usage: test-summary.mjs --build-ok <log> | --report --skip-dir <dir> --timings <file> --step <name>=<rc>=<log> ...\n',
+  );
   process.exit(2);
 }
 
-const steps = args.flatMap((a, i) => (a === '--step' ? [args[i + 1]] : [])).map((s) => {
-  const [name, rc, ...file] = s.split('=');
-  return { name, rc: Number(rc), file: file.join('=') };
-});
+const steps = args
+  .flatMap((a, i) => (a === '--step' ? [args[i + 1]] : []))
+  .map((s) => {
+    const [name, rc, ...file] = s.split('=');
+    return { name, rc: Number(rc), file: file.join('=') };
+  });
 
 let passed = 0;
 let failed = 0;
@@ -111,7 +125,9 @@ for (const step of steps) {
   if (step.name === 'lint') {
     if (step.rc !== 0) {
       failed += 1;
-      problems.push('lint: `npm run lint` failed (ESLint or Prettier; see "lint" above, `npm run format` fixes formatting)');
+      problems.push(
+        'lint: `npm run lint` failed (ESLint or Prettier; see "lint" above, `npm run format` fixes formatting)',
+      );
     }
     continue;
   }
@@ -121,8 +137,13 @@ for (const step of steps) {
     const [ok, bad] = [Number(docTest[1]), Number(docTest[2])];
     passed += ok;
     failed += bad;
-    perPackage.push(`${'doc-test (README, examples)'.padEnd(28)} ${String(ok).padStart(4)} passed ${String(bad).padStart(3)} failed`);
-    if (bad || step.rc !== 0) problems.push(`${step.name}: ${bad} command(s) of the README or examples failed (see "FAIL" above)`);
+    perPackage.push(
+      `${'doc-test (README, examples)'.padEnd(28)} ${String(ok).padStart(4)} passed ${String(bad).padStart(3)} failed`,
+    );
+    if (bad || step.rc !== 0)
+      problems.push(
+        `${step.name}: ${bad} command(s) of the README or examples failed (see "FAIL" above)`,
+      );
     if (step.rc !== 0 && !bad) failed += 1;
     continue;
   }
@@ -135,25 +156,37 @@ for (const step of steps) {
     passed += r.passed;
     failed += r.failed + r.suiteErrors;
     skipped += r.skipped;
-    perPackage.push(`${pkg.padEnd(28)} ${String(r.passed).padStart(4)} passed ${String(r.failed).padStart(3)} failed${r.skipped ? ` ${r.skipped} skipped` : ''}${r.suiteErrors ? ` ${r.suiteErrors} suite(s) failed to run` : ''}`);
+    perPackage.push(
+      `${pkg.padEnd(28)} ${String(r.passed).padStart(4)} passed ${String(r.failed).padStart(3)} failed${r.skipped ? ` ${r.skipped} skipped` : ''}${r.suiteErrors ? ` ${r.suiteErrors} suite(s) failed to run` : ''}`,
+    );
     if (r.failed || r.suiteErrors) {
-      const names = [...r.failedNames].slice(0, 10).map((name) => `\n    ✕ ${name}`).join('');
-      problems.push(`${pkg}#test: ${r.failed} failed test(s)${r.suiteErrors ? `, ${r.suiteErrors} suite(s) failed to run` : ''}${names}`);
+      const names = [...r.failedNames]
+        .slice(0, 10)
+        .map((name) => `\n    ✕ ${name}`)
+        .join('');
+      problems.push(
+        `${pkg}#test: ${r.failed} failed test(s)${r.suiteErrors ? `, ${r.suiteErrors} suite(s) failed to run` : ''}${names}`,
+      );
     }
   }
   const failedHere = failedTasks(summary);
   for (const t of failedHere) {
     const r = jest.get(t.package);
-    const accounted = (t.task === 'test' && r && (r.failed || r.suiteErrors)) || countedTasks.has(t.taskId);
+    const accounted =
+      (t.task === 'test' && r && (r.failed || r.suiteErrors)) || countedTasks.has(t.taskId);
     countedTasks.add(t.taskId); // a build that failed in one step is tried again (and fails) in the next
     if (!accounted) {
       failed += 1;
-      problems.push(`${t.taskId}: exit code ${t.execution.exitCode}${t.task === 'test' ? ' (no failed test reported: Jest itself failed?)' : ''}`);
+      problems.push(
+        `${t.taskId}: exit code ${t.execution.exitCode}${t.task === 'test' ? ' (no failed test reported: Jest itself failed?)' : ''}`,
+      );
     }
   }
   if (step.rc !== 0 && failedHere.length === 0 && failuresHere === 0) {
     failed += 1;
-    problems.push(`${step.name}: turbo exited with ${step.rc}${summary ? '' : ' before running tasks (or was not run)'}`);
+    problems.push(
+      `${step.name}: turbo exited with ${step.rc}${summary ? '' : ' before running tasks (or was not run)'}`,
+    );
   }
 }
 
@@ -162,12 +195,14 @@ const skipDir = option('--skip-dir');
 const skips = new Set();
 if (skipDir && fs.existsSync(skipDir)) {
   for (const f of fs.readdirSync(skipDir).sort()) {
-    for (const line of fs.readFileSync(path.join(skipDir, f), 'utf8').split('\n')) if (line.trim()) skips.add(line.trim());
+    for (const line of fs.readFileSync(path.join(skipDir, f), 'utf8').split('\n'))
+      if (line.trim()) skips.add(line.trim());
   }
 }
 
 const out = [];
-if (perPackage.length) out.push('Jest results per package:', ...perPackage.map((l) => `  ${l}`), '');
+if (perPackage.length)
+  out.push('Jest results per package:', ...perPackage.map((l) => `  ${l}`), '');
 
 const timingsFile = option('--timings');
 if (timingsFile && fs.existsSync(timingsFile)) {
@@ -179,7 +214,12 @@ if (skips.size) {
   const bar = '!'.repeat(100);
   out.push(bar, `!!! ${skips.size} INTEGRATION SUITE(S) SKIPPED — their tests did NOT run:`);
   for (const s of skips) out.push(`!!!   - ${s}`);
-  out.push('!!! Start the missing services (PostgreSQL 127.0.0.1:5432, NATS with JetStream 127.0.0.1:4222),', '!!! or set RUNPLANE_REQUIRE_INTEGRATION=1 to make skips fail (CI does).', bar, '');
+  out.push(
+    '!!! Start the missing services (PostgreSQL 127.0.0.1:5432, NATS with JetStream 127.0.0.1:4222),',
+    '!!! or set RUNPLANE_REQUIRE_INTEGRATION=1 to make skips fail (CI does).',
+    bar,
+    '',
+  );
 } else {
   out.push('No integration suite was skipped.', '');
 }

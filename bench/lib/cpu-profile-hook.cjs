@@ -22,9 +22,17 @@ if (dir) {
   process.on('exit', () => {
     session?.post('Profiler.stop', (err, result) => {
       if (err) return;
-      const args = process.argv.slice(1).map((a) => path.basename(a)).join('_').replace(/[^\w.-]+/g, '_').slice(0, 80);
+      const args = process.argv
+        .slice(1)
+        .map((a) => path.basename(a))
+        .join('_')
+        .replace(/[^\w.-]+/g, '_')
+        .slice(0, 80);
       fs.mkdirSync(dir, { recursive: true });
-      fs.writeFileSync(path.join(dir, `${args}-${process.pid}.cpuprofile`), JSON.stringify(result.profile));
+      fs.writeFileSync(
+        path.join(dir, `${args}-${process.pid}.cpuprofile`),
+        JSON.stringify(result.profile),
+      );
     });
   });
 }

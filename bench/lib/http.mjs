@@ -6,20 +6,35 @@ export function apiClient(apiKey) {
   function request(base, method, urlPath, body) {
     return new Promise((resolve, reject) => {
       const payload = body === undefined ? undefined : JSON.stringify(body);
-      const req = http.request(new URL(urlPath, base), {
-        method, agent,
-        headers: { authorization: `Bearer ${apiKey}`, ...(payload ? { 'content-type': 'application/json', 'content-length': Buffer.byteLength(payload) } : {}) },
-      }, (res) => {
-        const chunks = [];
-        res.on('data', (c) => chunks.push(c));
-        res.on('end', () => {
-          const text = Buffer.concat(chunks).toString('utf8');
-          let json;
-          try { json = JSON.parse(text); } catch { json = undefined; }
-          if (res.statusCode < 200 || res.statusCode > 299) reject(new Error(`${method} ${urlPath}: ${res.statusCode} ${text.slice(0, 300)}`));
-          else resolve(json);
-        });
-      });
+      const req = http.request(
+        new URL(urlPath, base),
+        {
+          method,
+          agent,
+          headers: {
+            authorization: `Bearer ${apiKey}`,
+            ...(payload
+              ? { 'content-type': 'application/json', 'content-length': Buffer.byteLength(payload) }
+              : {}),
+          },
+        },
+        (res) => {
+          const chunks = [];
+          res.on('data', (c) => chunks.push(c));
+          res.on('end', () => {
+            const text = Buffer.concat(chunks).toString('utf8');
+            let json;
+            try {
+              json = JSON.parse(text);
+            } catch {
+              json = undefined;
+            }
+            if (res.statusCode < 200 || res.statusCode > 299)
+              reject(new Error(`${method} ${urlPath}: ${res.statusCode} ${text.slice(0, 300)}`));
+            else resolve(json);
+          });
+        },
+      );
       req.on('error', reject);
       req.end(payload);
     });

@@ -18,7 +18,8 @@ export async function runIntake(api, base, endpointIds, { apiKey, seconds, conne
     timeout: 30,
   });
   let queued = 0;
-  for (const id of endpointIds) queued += (await api.request(base, 'GET', `/v2/${id}/health`)).jobs.inQueue;
+  for (const id of endpointIds)
+    queued += (await api.request(base, 'GET', `/v2/${id}/health`)).jobs.inQueue;
   const accepted = result['2xx'];
   return {
     seconds: result.duration,
@@ -27,10 +28,17 @@ export async function runIntake(api, base, endpointIds, { apiKey, seconds, conne
     accepted,
     acceptedPerSecond: round(accepted / result.duration),
     refused: result.non2xx,
-    statusCodes: Object.fromEntries(Object.entries(result.statusCodeStats ?? {}).map(([code, s]) => [code, s.count])),
+    statusCodes: Object.fromEntries(
+      Object.entries(result.statusCodeStats ?? {}).map(([code, s]) => [code, s.count]),
+    ),
     errors: result.errors,
     timeouts: result.timeouts,
-    latency: { p50: result.latency.p50, p90: result.latency.p90, p99: result.latency.p99, max: result.latency.max },
+    latency: {
+      p50: result.latency.p50,
+      p90: result.latency.p90,
+      p99: result.latency.p99,
+      max: result.latency.max,
+    },
     // Requests still in flight when the load generator stops are accepted but not counted by it.
     queuedAfterwards: queued,
     queueMatches: queued >= accepted && queued <= accepted + connections,

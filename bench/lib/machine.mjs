@@ -8,8 +8,11 @@ import { benchRoot } from './runplane.mjs';
 
 export function machine() {
   return {
-    cpus: os.cpus().length, cpuModel: os.cpus()[0]?.model, memoryGiB: round1(os.totalmem() / 2 ** 30),
-    platform: `${os.type()} ${os.release()}`, loadAverage: loadAverage(),
+    cpus: os.cpus().length,
+    cpuModel: os.cpus()[0]?.model,
+    memoryGiB: round1(os.totalmem() / 2 ** 30),
+    platform: `${os.type()} ${os.release()}`,
+    loadAverage: loadAverage(),
   };
 }
 
@@ -20,12 +23,23 @@ const round1 = (x) => Math.round(x * 10) / 10;
 
 function packageVersion(name) {
   try {
-    return JSON.parse(fs.readFileSync(path.join(benchRoot, 'node_modules', name, 'package.json'), 'utf8')).version;
-  } catch { return undefined; }
+    return JSON.parse(
+      fs.readFileSync(path.join(benchRoot, 'node_modules', name, 'package.json'), 'utf8'),
+    ).version;
+  } catch {
+    return undefined;
+  }
 }
 
 function run(cmd, args) {
-  try { return execFileSync(cmd, args, { encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] }).trim(); } catch { return undefined; }
+  try {
+    return execFileSync(cmd, args, {
+      encoding: 'utf8',
+      stdio: ['ignore', 'pipe', 'ignore'],
+    }).trim();
+  } catch {
+    return undefined;
+  }
 }
 
 /** What a local server answers on connect (NATS: INFO {json}) or to `write`, once `until` matches. */
@@ -33,12 +47,20 @@ function ask(port, write, until) {
   return new Promise((resolve) => {
     const socket = net.connect(port, '127.0.0.1');
     let text = '';
-    socket.setTimeout(1000, () => { socket.destroy(); resolve(undefined); });
+    socket.setTimeout(1000, () => {
+      socket.destroy();
+      resolve(undefined);
+    });
     socket.on('error', () => resolve(undefined));
-    socket.on('connect', () => { if (write) socket.write(write); });
+    socket.on('connect', () => {
+      if (write) socket.write(write);
+    });
     socket.on('data', (d) => {
       text += d;
-      if (until.test(text)) { socket.destroy(); resolve(text); }
+      if (until.test(text)) {
+        socket.destroy();
+        resolve(text);
+      }
     });
   });
 }

@@ -6,7 +6,8 @@
 /** Milliseconds since the epoch with sub-millisecond precision, comparable across processes. */
 export const now = () => performance.timeOrigin + performance.now();
 export const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
-export const round = (x) => (x === undefined || x === null || Number.isNaN(x) ? undefined : Math.round(x * 100) / 100);
+export const round = (x) =>
+  x === undefined || x === null || Number.isNaN(x) ? undefined : Math.round(x * 100) / 100;
 
 /**
  * Dispatch latency with idle waiting workers: one job at a time, a short pause between jobs so the
@@ -47,12 +48,19 @@ export async function throughput(submitAndWait, { jobs, clients }) {
   await Promise.all(Array.from({ length: clients }, caller));
   const seconds = (now() - started) / 1000;
   const rate = (from, to) => {
-    const [a, b] = [Math.floor((from * jobs) / 10), Math.min(jobs - 1, Math.floor((to * jobs) / 10))];
+    const [a, b] = [
+      Math.floor((from * jobs) / 10),
+      Math.min(jobs - 1, Math.floor((to * jobs) / 10)),
+    ];
     return b > a ? round((b - a) / ((done[b] - done[a]) / 1000)) : undefined;
   };
   return {
-    jobs, clients, seconds: round(seconds), jobsPerSecond: round(jobs / seconds),
-    earlyJobsPerSecond: rate(1, 2), lateJobsPerSecond: rate(8, 9),
+    jobs,
+    clients,
+    seconds: round(seconds),
+    jobsPerSecond: round(jobs / seconds),
+    earlyJobsPerSecond: rate(1, 2),
+    lateJobsPerSecond: rate(8, 9),
     roundTrip: summary(roundTrip),
   };
 }
@@ -60,5 +68,11 @@ export async function throughput(submitAndWait, { jobs, clients }) {
 export function summary(values) {
   const sorted = [...values].sort((a, b) => a - b);
   const at = (p) => sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))];
-  return { n: sorted.length, p50: round(at(50)), p90: round(at(90)), p99: round(at(99)), max: round(sorted[sorted.length - 1]) };
+  return {
+    n: sorted.length,
+    p50: round(at(50)),
+    p90: round(at(90)),
+    p99: round(at(99)),
+    max: round(sorted[sorted.length - 1]),
+  };
 }

@@ -14,20 +14,32 @@ import { benchRoot } from './runplane.mjs';
 async function startWorkers(script, args, count) {
   const children = [];
   for (let i = 0; i < count; i++) {
-    const child = fork(path.join(benchRoot, 'bench/peers', script), args, { stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
+    const child = fork(path.join(benchRoot, 'bench/peers', script), args, {
+      stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
+    });
     children.push(child);
     await new Promise((resolve, reject) => {
       child.once('message', resolve);
-      child.once('exit', (code) => reject(new Error(`${script} exited (${code}) before it was ready`)));
+      child.once('exit', (code) =>
+        reject(new Error(`${script} exited (${code}) before it was ready`)),
+      );
     });
   }
   return async () => {
-    await Promise.all(children.map((c) => new Promise((resolve) => {
-      if (c.exitCode !== null) return resolve();
-      const timer = setTimeout(() => c.kill('SIGKILL'), 10_000);
-      c.once('exit', () => { clearTimeout(timer); resolve(); });
-      c.kill('SIGTERM');
-    })));
+    await Promise.all(
+      children.map(
+        (c) =>
+          new Promise((resolve) => {
+            if (c.exitCode !== null) return resolve();
+            const timer = setTimeout(() => c.kill('SIGKILL'), 10_000);
+            c.once('exit', () => {
+              clearTimeout(timer);
+              resolve();
+            });
+            c.kill('SIGTERM');
+          }),
+      ),
+    );
   };
 }
 
@@ -55,7 +67,11 @@ export async function startBullmq({ workers, concurrency }) {
     await queue.obliterate({ force: true });
     await Promise.all([events.close(), queue.close()]);
   };
-  return { submitAndWait, stop, settings: { queue: name, workers, concurrency, removeOnComplete: false } };
+  return {
+    submitAndWait,
+    stop,
+    settings: { queue: name, workers, concurrency, removeOnComplete: false },
+  };
 }
 
 /**
@@ -67,17 +83,28 @@ export async function startBullmq({ workers, concurrency }) {
 export async function startPgBoss({ workers, concurrency, observeMs = 5 }) {
   const pgBase = process.env.RUNPLANE_LOCAL_PG ?? 'postgresql://postgres@127.0.0.1:5432';
   const database = `rp_bench_pgboss_${randomBytes(4).toString('hex')}`;
-  execFileSync('psql', [`${pgBase}/postgres`, '-qc', `CREATE DATABASE ${database}`], { stdio: 'inherit' });
+  execFileSync('psql', [`${pgBase}/postgres`, '-qc', `CREATE DATABASE ${database}`], {
+    stdio: 'inherit',
+  });
   const connectionString = `${pgBase}/${database}`;
   const name = 'runplane-bench';
   const boss = new PgBoss({ connectionString });
   boss.on('error', (err) => process.stderr.write(`pg-boss: ${err.stack ?? err.message}\n`));
   let stopWorkers = async () => {};
-  const dropDatabase = () => execFileSync('psql', [`${pgBase}/postgres`, '-qc', `DROP DATABASE IF EXISTS ${database} WITH (FORCE)`], { stdio: 'inherit' });
+  const dropDatabase = () =>
+    execFileSync(
+      'psql',
+      [`${pgBase}/postgres`, '-qc', `DROP DATABASE IF EXISTS ${database} WITH (FORCE)`],
+      { stdio: 'inherit' },
+    );
   try {
     await boss.start();
     await boss.createQueue(name);
-    stopWorkers = await startWorkers('pgboss-worker.mjs', [connectionString, name, String(concurrency)], workers);
+    stopWorkers = await startWorkers(
+      'pgboss-worker.mjs',
+      [connectionString, name, String(concurrency)],
+      workers,
+    );
   } catch (err) {
     await boss.stop({ graceful: false }).catch(() => {});
     dropDatabase();
@@ -99,7 +126,12 @@ export async function startPgBoss({ workers, concurrency, observeMs = 5 }) {
             const waiter = awaited.get(row.id);
             awaited.delete(row.id);
             if (row.state === 'completed') waiter.resolve(row.output);
-            else waiter.reject(new Error(`pg-boss job ${row.id} ended ${row.state}: ${JSON.stringify(row.output)}`));
+            else
+              waiter.reject(
+                new Error(
+                  `pg-boss job ${row.id} ended ${row.state}: ${JSON.stringify(row.output)}`,
+                ),
+              );
           }
         } catch (err) {
           for (const waiter of awaited.values()) waiter.reject(err);
@@ -124,5 +156,16 @@ export async function startPgBoss({ workers, concurrency, observeMs = 5 }) {
     await sleep(200);
     dropDatabase();
   };
-  return { submitAndWait, stop, settings: { database, workers, concurrency, pollingIntervalSeconds: 0.5, batchSize: 1, observeMs } };
+  return {
+    submitAndWait,
+    stop,
+    settings: {
+      database,
+      workers,
+      concurrency,
+      pollingIntervalSeconds: 0.5,
+      batchSize: 1,
+      observeMs,
+    },
+  };
 }

@@ -11,12 +11,18 @@ function ping() {
   return new Promise((resolve) => {
     const socket = net.connect(REDIS.port, REDIS.host);
     let answer = '';
-    socket.setTimeout(1000, () => { socket.destroy(); resolve(false); });
+    socket.setTimeout(1000, () => {
+      socket.destroy();
+      resolve(false);
+    });
     socket.on('error', () => resolve(false));
     socket.on('connect', () => socket.write('PING\r\n'));
     socket.on('data', (d) => {
       answer += d;
-      if (answer.includes('\r\n')) { socket.destroy(); resolve(answer.startsWith('+PONG')); }
+      if (answer.includes('\r\n')) {
+        socket.destroy();
+        resolve(answer.startsWith('+PONG'));
+      }
     });
   });
 }
@@ -26,17 +32,47 @@ const has = (cmd) => spawnSync('sh', ['-c', `command -v ${cmd}`]).status === 0;
 export async function ensureRedis(log) {
   if (await ping()) return { started: false, stop: async () => {} };
   if (!has('redis-server')) {
-    log('Redis is not installed: installing it from Debian (apt-get update && apt-get install -y redis-server)');
-    execFileSync('sh', ['-c', 'apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq redis-server'], { stdio: 'inherit' });
+    log(
+      'Redis is not installed: installing it from Debian (apt-get update && apt-get install -y redis-server)',
+    );
+    execFileSync(
+      'sh',
+      [
+        '-c',
+        'apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq redis-server',
+      ],
+      { stdio: 'inherit' },
+    );
     await sleep(500);
     if (await ping()) return { started: false, stop: async () => {} }; // the package started its service
   }
-  log(`no Redis answers on ${REDIS.host}:${REDIS.port}: starting redis-server on loopback (no persistence)`);
-  execFileSync('redis-server', ['--bind', REDIS.host, '--port', String(REDIS.port), '--daemonize', 'yes', '--save', '', '--appendonly', 'no'], { stdio: 'inherit' });
+  log(
+    `no Redis answers on ${REDIS.host}:${REDIS.port}: starting redis-server on loopback (no persistence)`,
+  );
+  execFileSync(
+    'redis-server',
+    [
+      '--bind',
+      REDIS.host,
+      '--port',
+      String(REDIS.port),
+      '--daemonize',
+      'yes',
+      '--save',
+      '',
+      '--appendonly',
+      'no',
+    ],
+    { stdio: 'inherit' },
+  );
   for (let i = 0; i < 50 && !(await ping()); i++) await sleep(100);
   if (!(await ping())) throw new Error('redis-server did not start');
   return {
     started: true,
-    stop: async () => { spawnSync('redis-cli', ['-h', REDIS.host, '-p', String(REDIS.port), 'shutdown', 'nosave'], { stdio: 'ignore' }); },
+    stop: async () => {
+      spawnSync('redis-cli', ['-h', REDIS.host, '-p', String(REDIS.port), 'shutdown', 'nosave'], {
+        stdio: 'ignore',
+      });
+    },
   };
 }

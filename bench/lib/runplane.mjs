@@ -28,12 +28,22 @@ export function freePort() {
  * `env` adds settings (e.g. RUNPLANE_RATE_LIMITS); `profileDir` makes every Node process of the
  * server write a CPU profile there, from startProfiling() until it stops (lib/cpu-profile-hook.cjs).
  */
-export async function startServer(mode, { apiKey, serverRoot = benchRoot, env: extra = {}, profileDir } = {}) {
+export async function startServer(
+  mode,
+  { apiKey, serverRoot = benchRoot, env: extra = {}, profileDir } = {},
+) {
   const port = await freePort();
-  const env = { ...process.env, RUNPLANE_API_KEY: apiKey, LOG_LEVEL: 'warn', HOST: '127.0.0.1', ...extra };
+  const env = {
+    ...process.env,
+    RUNPLANE_API_KEY: apiKey,
+    LOG_LEVEL: 'warn',
+    HOST: '127.0.0.1',
+    ...extra,
+  };
   for (const k of Object.keys(env)) if (/^(NATS_URL|DATABASE_URL.*)$/.test(k)) delete env[k];
   if (profileDir) {
-    env.NODE_OPTIONS = `${env.NODE_OPTIONS ?? ''} --require ${path.join(benchRoot, 'bench/lib/cpu-profile-hook.cjs')}`.trim();
+    env.NODE_OPTIONS =
+      `${env.NODE_OPTIONS ?? ''} --require ${path.join(benchRoot, 'bench/lib/cpu-profile-hook.cjs')}`.trim();
     env.RUNPLANE_BENCH_PROFILE_DIR = path.resolve(profileDir);
   }
   let child;
@@ -41,24 +51,57 @@ export async function startServer(mode, { apiKey, serverRoot = benchRoot, env: e
   let namespace;
   if (mode === 'standalone') {
     dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'runplane-bench-'));
-    child = spawn(process.execPath, [path.join(serverRoot, 'packages/cli/bin/runplane.js'), 'start'],
-      { env: { ...env, PORT: String(port), RUNPLANE_DATA_DIR: dataDir }, stdio: ['ignore', 'pipe', 'pipe'], detached: true });
+    child = spawn(
+      process.execPath,
+      [path.join(serverRoot, 'packages/cli/bin/runplane.js'), 'start'],
+      {
+        env: { ...env, PORT: String(port), RUNPLANE_DATA_DIR: dataDir },
+        stdio: ['ignore', 'pipe', 'pipe'],
+        detached: true,
+      },
+    );
   } else {
     // The services listen on port+1..port+6 (queue-api is port+1); a free gateway port makes them
     // very likely free too.
     namespace = `rp_bench_${randomBytes(4).toString('hex')}`;
     // Workers call queue-api itself, as in-cluster workers reach its Service, not the ingress.
-    child = spawn(process.execPath, [path.join(serverRoot, 'scripts/cluster-up.mjs'), '--port', String(port), '--fresh'],
-      { env: { ...env, RUNPLANE_BUS_NAMESPACE: namespace, RUNPLANE_PUBLIC_URL: `http://127.0.0.1:${port + 1}` }, stdio: ['ignore', 'pipe', 'pipe'], detached: true });
+    child = spawn(
+      process.execPath,
+      [path.join(serverRoot, 'scripts/cluster-up.mjs'), '--port', String(port), '--fresh'],
+      {
+        env: {
+          ...env,
+          RUNPLANE_BUS_NAMESPACE: namespace,
+          RUNPLANE_PUBLIC_URL: `http://127.0.0.1:${port + 1}`,
+        },
+        stdio: ['ignore', 'pipe', 'pipe'],
+        detached: true,
+      },
+    );
   }
   let log = '';
-  child.stdout.on('data', (d) => { log += d; });
-  child.stderr.on('data', (d) => { log += d; });
+  child.stdout.on('data', (d) => {
+    log += d;
+  });
+  child.stderr.on('data', (d) => {
+    log += d;
+  });
   const base = `http://127.0.0.1:${port}`;
   const stop = async () => {
-    try { process.kill(-child.pid, 'SIGTERM'); } catch { /* gone */ }
-    await Promise.race([new Promise((r) => (child.exitCode !== null ? r() : child.once('exit', r))), sleep(20_000)]);
-    try { process.kill(-child.pid, 'SIGKILL'); } catch { /* gone */ }
+    try {
+      process.kill(-child.pid, 'SIGTERM');
+    } catch {
+      /* gone */
+    }
+    await Promise.race([
+      new Promise((r) => (child.exitCode !== null ? r() : child.once('exit', r))),
+      sleep(20_000),
+    ]);
+    try {
+      process.kill(-child.pid, 'SIGKILL');
+    } catch {
+      /* gone */
+    }
     if (dataDir) fs.rmSync(dataDir, { recursive: true, force: true });
     if (namespace) dropClusterDatabases(namespace);
   };
@@ -66,9 +109,16 @@ export async function startServer(mode, { apiKey, serverRoot = benchRoot, env: e
   try {
     for (;;) {
       if (child.exitCode !== null) throw new Error(`${mode} server exited:\n${log.slice(-3000)}`);
-      const ready = mode === 'cluster' ? log.includes('Runplane cluster ready') : await fetch(`${base}/readyz`).then((r) => r.ok, () => false);
+      const ready =
+        mode === 'cluster'
+          ? log.includes('Runplane cluster ready')
+          : await fetch(`${base}/readyz`).then(
+              (r) => r.ok,
+              () => false,
+            );
       if (ready) break;
-      if (Date.now() > deadline) throw new Error(`${mode} server not ready in 180 s:\n${log.slice(-3000)}`);
+      if (Date.now() > deadline)
+        throw new Error(`${mode} server not ready in 180 s:\n${log.slice(-3000)}`);
       await sleep(250);
     }
   } catch (err) {
@@ -83,18 +133,39 @@ export async function startServer(mode, { apiKey, serverRoot = benchRoot, env: e
   // services' pids), leaving start-up out; they are written when the server stops.
   const startProfiling = () => {
     if (!profileDir) return;
-    const pids = new Map([['main', child.pid], ...[...log.matchAll(/\[([\w-]+)\] started \(pid (\d+)\)/g)].map((m) => [m[1], Number(m[2])])]);
-    for (const pid of pids.values()) try { process.kill(pid, 'SIGUSR2'); } catch { /* gone */ }
+    const pids = new Map([
+      ['main', child.pid],
+      ...[...log.matchAll(/\[([\w-]+)\] started \(pid (\d+)\)/g)].map((m) => [m[1], Number(m[2])]),
+    ]);
+    for (const pid of pids.values())
+      try {
+        process.kill(pid, 'SIGUSR2');
+      } catch {
+        /* gone */
+      }
   };
   return { mode, base, queueApiBase, stop, startProfiling, log: () => log };
 }
 
 function dropClusterDatabases(namespace) {
-  const dbs = ['secrets_vault', 'scheduler', 'template_graphql', 'pod_rest', 'webhook_sender', 'queue_api'].map((s) => `${namespace}_${s}`);
+  const dbs = [
+    'secrets_vault',
+    'scheduler',
+    'template_graphql',
+    'pod_rest',
+    'webhook_sender',
+    'queue_api',
+  ].map((s) => `${namespace}_${s}`);
   for (const db of dbs) {
     try {
-      execFileSync('psql', [`${pgBase}/postgres`, '-qc', `DROP DATABASE IF EXISTS ${db} WITH (FORCE)`], { stdio: 'ignore' });
-    } catch { /* best effort: a left-over bench database is harmless */ }
+      execFileSync(
+        'psql',
+        [`${pgBase}/postgres`, '-qc', `DROP DATABASE IF EXISTS ${db} WITH (FORCE)`],
+        { stdio: 'ignore' },
+      );
+    } catch {
+      /* best effort: a left-over bench database is harmless */
+    }
   }
 }
 
@@ -105,17 +176,24 @@ function dropClusterDatabases(namespace) {
  */
 export async function createEndpoint(api, base, { workers, concurrency, name = 'bench' }) {
   const template = await api.request(base, 'POST', '/v1/templates', {
-    name: `${name}-${Date.now()}-${randomBytes(3).toString('hex')}`, imageName: 'runplane/bench-worker:1', isServerless: true,
-    dockerStartCmd: ['node', path.join(benchRoot, 'bench/bench-worker.mjs')], env: { WORKER_CONCURRENCY: String(concurrency) },
+    name: `${name}-${Date.now()}-${randomBytes(3).toString('hex')}`,
+    imageName: 'runplane/bench-worker:1',
+    isServerless: true,
+    dockerStartCmd: ['node', path.join(benchRoot, 'bench/bench-worker.mjs')],
+    env: { WORKER_CONCURRENCY: String(concurrency) },
   });
   const endpoint = await api.request(base, 'POST', '/v1/endpoints', {
-    name, templateId: template.id, workersMin: workers, workersMax: workers,
+    name,
+    templateId: template.id,
+    workersMin: workers,
+    workersMax: workers,
   });
   const deadline = Date.now() + 90_000;
   while (workers > 0) {
     const health = await api.request(base, 'GET', `/v2/${endpoint.id}/health`);
     if (health.workers.idle >= workers) break;
-    if (Date.now() > deadline) throw new Error(`workers did not become idle: ${JSON.stringify(health)}`);
+    if (Date.now() > deadline)
+      throw new Error(`workers did not become idle: ${JSON.stringify(health)}`);
     await sleep(200);
   }
   return endpoint.id;
@@ -125,9 +203,14 @@ export async function createEndpoint(api, base, { workers, concurrency, name = '
 export function runsyncSubmitter(api, base, endpointId) {
   return async (input) => {
     const submitted = now();
-    const record = await api.request(base, 'POST', `/v2/${endpointId}/runsync?wait=60000`, { input });
+    const record = await api.request(base, 'POST', `/v2/${endpointId}/runsync?wait=60000`, {
+      input,
+    });
     const observed = now();
-    if (record.status !== 'COMPLETED') throw new Error(`job ${record.id} ended ${record.status}: ${JSON.stringify(record).slice(0, 300)}`);
+    if (record.status !== 'COMPLETED')
+      throw new Error(
+        `job ${record.id} ended ${record.status}: ${JSON.stringify(record).slice(0, 300)}`,
+      );
     return { submitted, observed, startedAt: record.output?.startedAt };
   };
 }
@@ -135,11 +218,22 @@ export function runsyncSubmitter(api, base, endpointId) {
 /** `count` endpoints without workers (their jobs stay queued), sharing one template: intake targets. */
 export async function createIdleEndpoints(api, base, count) {
   const template = await api.request(base, 'POST', '/v1/templates', {
-    name: `intake-${Date.now()}-${randomBytes(3).toString('hex')}`, imageName: 'runplane/bench-worker:1', isServerless: true,
+    name: `intake-${Date.now()}-${randomBytes(3).toString('hex')}`,
+    imageName: 'runplane/bench-worker:1',
+    isServerless: true,
   });
   const ids = [];
   for (let i = 0; i < count; i++) {
-    ids.push((await api.request(base, 'POST', '/v1/endpoints', { name: `intake-${i}`, templateId: template.id, workersMin: 0, workersMax: 0 })).id);
+    ids.push(
+      (
+        await api.request(base, 'POST', '/v1/endpoints', {
+          name: `intake-${i}`,
+          templateId: template.id,
+          workersMin: 0,
+          workersMax: 0,
+        })
+      ).id,
+    );
   }
   return ids;
 }

@@ -5,11 +5,18 @@
 import { Worker } from 'bullmq';
 
 const [name, concurrency] = process.argv.slice(2);
-const worker = new Worker(name, async () => ({ startedAt: performance.timeOrigin + performance.now() }), {
-  connection: { host: '127.0.0.1', port: 6379, maxRetriesPerRequest: null },
-  concurrency: Number(concurrency),
-});
+const worker = new Worker(
+  name,
+  async () => ({ startedAt: performance.timeOrigin + performance.now() }),
+  {
+    connection: { host: '127.0.0.1', port: 6379, maxRetriesPerRequest: null },
+    concurrency: Number(concurrency),
+  },
+);
 worker.on('error', (err) => process.stderr.write(`bullmq worker: ${err.stack}\n`));
 await worker.waitUntilReady();
 process.send?.('ready');
-process.on('SIGTERM', async () => { await worker.close(); process.exit(0); });
+process.on('SIGTERM', async () => {
+  await worker.close();
+  process.exit(0);
+});

@@ -11,7 +11,12 @@ const boss = new PgBoss({ connectionString });
 boss.on('error', (err) => process.stderr.write(`pg-boss worker: ${err.stack ?? err.message}\n`));
 await boss.start();
 for (let i = 0; i < Number(concurrency); i++) {
-  await boss.work(name, { pollingIntervalSeconds: 0.5, batchSize: 1 }, async () => ({ startedAt: performance.timeOrigin + performance.now() }));
+  await boss.work(name, { pollingIntervalSeconds: 0.5, batchSize: 1 }, async () => ({
+    startedAt: performance.timeOrigin + performance.now(),
+  }));
 }
 process.send?.('ready');
-process.on('SIGTERM', async () => { await boss.stop({ graceful: true, timeout: 5000 }); process.exit(0); });
+process.on('SIGTERM', async () => {
+  await boss.stop({ graceful: true, timeout: 5000 });
+  process.exit(0);
+});

@@ -11,16 +11,29 @@ import OpenAI from 'openai';
 const { RUNPLANE_URL = 'http://127.0.0.1:8080', RUNPLANE_API_KEY, ENDPOINT_ID } = process.env;
 if (!RUNPLANE_API_KEY || !ENDPOINT_ID) throw new Error('set RUNPLANE_API_KEY and ENDPOINT_ID');
 
-const openai = new OpenAI({ apiKey: RUNPLANE_API_KEY, baseURL: `${RUNPLANE_URL}/v2/${ENDPOINT_ID}/openai/v1` });
+const openai = new OpenAI({
+  apiKey: RUNPLANE_API_KEY,
+  baseURL: `${RUNPLANE_URL}/v2/${ENDPOINT_ID}/openai/v1`,
+});
 
 const models = await openai.models.list();
 const model = models.data[0].id;
-console.log('models   →', models.data.map((m) => m.id));
+console.log(
+  'models   →',
+  models.data.map((m) => m.id),
+);
 
-const completion = await openai.chat.completions.create({ model, messages: [{ role: 'user', content: 'Hello there' }] });
+const completion = await openai.chat.completions.create({
+  model,
+  messages: [{ role: 'user', content: 'Hello there' }],
+});
 console.log('chat     →', completion.choices[0].message.content);
 
 process.stdout.write('stream   → ');
-const stream = await openai.chat.completions.create({ model, stream: true, messages: [{ role: 'user', content: 'Count to five' }] });
+const stream = await openai.chat.completions.create({
+  model,
+  stream: true,
+  messages: [{ role: 'user', content: 'Count to five' }],
+});
 for await (const chunk of stream) process.stdout.write(chunk.choices[0]?.delta?.content ?? '');
 process.stdout.write('\n');

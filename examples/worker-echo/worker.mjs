@@ -40,7 +40,11 @@ async function handler(job, { signal, progress, log }) {
   if (typeof input.fail === 'string') return { error: input.fail };
   if (Number.isInteger(input.stream)) {
     log.info(`streaming ${input.stream} chunks`);
-    return streamChunks(input.stream, Number.isInteger(input.interval_ms) ? input.interval_ms : 100, signal);
+    return streamChunks(
+      input.stream,
+      Number.isInteger(input.interval_ms) ? input.interval_ms : 100,
+      signal,
+    );
   }
   return 'echo' in input ? input.echo : 'ok';
 }

@@ -31,11 +31,31 @@ function usage(prompt, text) {
 
 /** One OpenAI response object (non-streaming). */
 function response(route, body, text) {
-  const base = { id: `cmpl-${randomUUID()}`, created: Math.floor(Date.now() / 1000), model: body.model ?? MODEL, usage: usage(promptOf(route, body), text) };
+  const base = {
+    id: `cmpl-${randomUUID()}`,
+    created: Math.floor(Date.now() / 1000),
+    model: body.model ?? MODEL,
+    usage: usage(promptOf(route, body), text),
+  };
   if (route === '/v1/chat/completions') {
-    return { ...base, object: 'chat.completion', choices: [{ index: 0, message: { role: 'assistant', content: text }, finish_reason: 'stop', logprobs: null }] };
+    return {
+      ...base,
+      object: 'chat.completion',
+      choices: [
+        {
+          index: 0,
+          message: { role: 'assistant', content: text },
+          finish_reason: 'stop',
+          logprobs: null,
+        },
+      ],
+    };
   }
-  return { ...base, object: 'text_completion', choices: [{ index: 0, text, finish_reason: 'stop', logprobs: null }] };
+  return {
+    ...base,
+    object: 'text_completion',
+    choices: [{ index: 0, text, finish_reason: 'stop', logprobs: null }],
+  };
 }
 
 /** The same answer as server-sent events, a word at a time, ending with [DONE]. */
@@ -44,8 +64,15 @@ async function* events(route, body, text, signal) {
   const created = Math.floor(Date.now() / 1000);
   const chat = route === '/v1/chat/completions';
   const chunk = (delta, finish) => ({
-    id, created, model: body.model ?? MODEL, object: chat ? 'chat.completion.chunk' : 'text_completion',
-    choices: [chat ? { index: 0, delta, finish_reason: finish, logprobs: null } : { index: 0, text: delta.content ?? '', finish_reason: finish, logprobs: null }],
+    id,
+    created,
+    model: body.model ?? MODEL,
+    object: chat ? 'chat.completion.chunk' : 'text_completion',
+    choices: [
+      chat
+        ? { index: 0, delta, finish_reason: finish, logprobs: null }
+        : { index: 0, text: delta.content ?? '', finish_reason: finish, logprobs: null },
+    ],
   });
   if (chat) yield `data: ${JSON.stringify(chunk({ role: 'assistant', content: '' }, null))}\n\n`;
   const words = text.split(/(?<= )/);
@@ -59,12 +86,21 @@ async function* events(route, body, text, signal) {
 async function* handler(job, { signal }) {
   const { openai_route: route, openai_input: body = {} } = job.input ?? {};
   if (route === '/v1/models') {
-    yield { object: 'list', data: [{ id: MODEL, object: 'model', created: 0, owned_by: 'runplane' }] };
+    yield {
+      object: 'list',
+      data: [{ id: MODEL, object: 'model', created: 0, owned_by: 'runplane' }],
+    };
     return;
   }
   if (route !== '/v1/chat/completions' && route !== '/v1/completions') {
     // worker-vllm's error shape: the job fails with this object as its error.
-    yield { error: { message: `route ${route} is not supported by this worker`, type: 'worker_error', code: null } };
+    yield {
+      error: {
+        message: `route ${route} is not supported by this worker`,
+        type: 'worker_error',
+        code: null,
+      },
+    };
     return;
   }
   const text = `You said: ${promptOf(route, body)}`;
@@ -72,4 +108,8 @@ async function* handler(job, { signal }) {
   else yield response(route, body, text);
 }
 
-start({ handler, returnAggregateStream: true, concurrency: Number(process.env.WORKER_CONCURRENCY) || 4 });
+start({
+  handler,
+  returnAggregateStream: true,
+  concurrency: Number(process.env.WORKER_CONCURRENCY) || 4,
+});

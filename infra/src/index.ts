@@ -4,7 +4,14 @@ import { objectId, renderKustomization, type K8sObject } from './kustomize.js';
 import { policyProblems } from './policy.js';
 import { SchemaValidator } from './schema.js';
 
-export { applyJsonPatch, imageRef, loadObjects, objectId, renderKustomization, type K8sObject } from './kustomize.js';
+export {
+  applyJsonPatch,
+  imageRef,
+  loadObjects,
+  objectId,
+  renderKustomization,
+  type K8sObject,
+} from './kustomize.js';
 export { policyProblems } from './policy.js';
 export { SchemaValidator } from './schema.js';
 
@@ -28,10 +35,14 @@ let validator: SchemaValidator | undefined;
  */
 export async function checkKustomizations(dirs: string[]): Promise<CheckResult[]> {
   const rendered = dirs.map((dir) => ({ dir, objects: renderKustomization(dir) }));
-  const schema = await (validator ??= new SchemaValidator()).validate(rendered.flatMap((r) => r.objects));
+  const schema = await (validator ??= new SchemaValidator()).validate(
+    rendered.flatMap((r) => r.objects),
+  );
   return rendered.map(({ dir, objects }) => {
     const policy = policyProblems(objects);
-    const problems = objects.flatMap((o) => [...schema.get(o)!, ...policy.get(o)!].map((p) => `${objectId(o)}: ${p}`));
+    const problems = objects.flatMap((o) =>
+      [...schema.get(o)!, ...policy.get(o)!].map((p) => `${objectId(o)}: ${p}`),
+    );
     return { dir, objects, problems };
   });
 }

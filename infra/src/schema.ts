@@ -6,9 +6,18 @@ import { cnpgClusterSchema } from './cnpg-cluster.schema.js';
 import type { K8sObject } from './kustomize.js';
 
 /** Where the models of an API group come from (both generated from the upstream OpenAPI schemas). */
-const MODEL_PACKAGES: Array<{ test: (apiVersion: string) => boolean; module: (apiVersion: string, kind: string) => string }> = [
-  { test: (v) => v.startsWith('monitoring.coreos.com/'), module: (v, k) => `@kubernetes-models/prometheus-operator/${v}/${k}` },
-  { test: (v) => !v.includes('.') || v.includes('.k8s.io/'), module: (v, k) => `kubernetes-models/${v}/${k}` },
+const MODEL_PACKAGES: Array<{
+  test: (apiVersion: string) => boolean;
+  module: (apiVersion: string, kind: string) => string;
+}> = [
+  {
+    test: (v) => v.startsWith('monitoring.coreos.com/'),
+    module: (v, k) => `@kubernetes-models/prometheus-operator/${v}/${k}`,
+  },
+  {
+    test: (v) => !v.includes('.') || v.includes('.k8s.io/'),
+    module: (v, k) => `kubernetes-models/${v}/${k}`,
+  },
 ];
 
 /** Custom resources without published models: a schema of the fields Runplane uses, strict. */
@@ -40,14 +49,27 @@ export class SchemaValidator {
       const key = `${object.apiVersion}/${object.kind}`;
       const custom = CUSTOM_SCHEMAS[key];
       if (custom) {
-        const check = this.ajv.getSchema(key) ?? (this.ajv.addSchema(custom, key), this.ajv.getSchema(key)!);
-        if (!check(object)) problems.get(object)!.push(...(check.errors ?? []).map((e) => `schema: ${e.instancePath || '/'} ${e.message}${e.params && 'additionalProperty' in e.params ? ` (${String(e.params.additionalProperty)})` : ''}`));
+        const check =
+          this.ajv.getSchema(key) ?? (this.ajv.addSchema(custom, key), this.ajv.getSchema(key)!);
+        if (!check(object))
+          problems
+            .get(object)!
+            .push(
+              ...(check.errors ?? []).map(
+                (e) =>
+                  `schema: ${e.instancePath || '/'} ${e.message}${e.params && 'additionalProperty' in e.params ? ` (${String(e.params.additionalProperty)})` : ''}`,
+              ),
+            );
         continue;
       }
       const source = MODEL_PACKAGES.find((p) => p.test(object.apiVersion));
-      const Model = source ? await this.model(source.module(object.apiVersion, object.kind)) : undefined;
+      const Model = source
+        ? await this.model(source.module(object.apiVersion, object.kind))
+        : undefined;
       if (!source || !Model) {
-        problems.get(object)!.push(`schema: no schema known for ${object.apiVersion} ${object.kind}`);
+        problems
+          .get(object)!
+          .push(`schema: no schema known for ${object.apiVersion} ${object.kind}`);
         continue;
       }
       try {
@@ -65,7 +87,10 @@ export class SchemaValidator {
         this.fieldIndex = new FieldIndex([...this.indexed]);
       }
       const index = this.fieldIndex;
-      for (const { object, module } of modelled) problems.get(object)!.push(...index.unknownFields(object, module).map((p) => `schema: unknown field ${p}`));
+      for (const { object, module } of modelled)
+        problems
+          .get(object)!
+          .push(...index.unknownFields(object, module).map((p) => `schema: unknown field ${p}`));
     }
     return problems;
   }
@@ -74,7 +99,10 @@ export class SchemaValidator {
     let loaded = this.modelCache.get(module);
     if (!loaded) {
       const kind = module.slice(module.lastIndexOf('/') + 1);
-      loaded = import(module).then((m: Record<string, ModelClass>) => m[kind], () => undefined);
+      loaded = import(module).then(
+        (m: Record<string, ModelClass>) => m[kind],
+        () => undefined,
+      );
       this.modelCache.set(module, loaded);
     }
     return loaded;
@@ -92,16 +120,34 @@ class FieldIndex {
   constructor(modules: string[]) {
     const here = path.dirname(fileURLToPath(import.meta.url));
     const virtualFile = path.join(here, '__k8s_models__.ts');
-    const source = modules.map((m, i) => `import type { I${m.slice(m.lastIndexOf('/') + 1)} as T${i} } from '${m}';\nexport type M${i} = T${i};`).join('\n') + '\nexport {};\n';
-    const options: ts.CompilerOptions = { module: ts.ModuleKind.NodeNext, moduleResolution: ts.ModuleResolutionKind.NodeNext, noEmit: true, skipLibCheck: true, types: [], strict: true };
+    const source =
+      modules
+        .map(
+          (m, i) =>
+            `import type { I${m.slice(m.lastIndexOf('/') + 1)} as T${i} } from '${m}';\nexport type M${i} = T${i};`,
+        )
+        .join('\n') + '\nexport {};\n';
+    const options: ts.CompilerOptions = {
+      module: ts.ModuleKind.NodeNext,
+      moduleResolution: ts.ModuleResolutionKind.NodeNext,
+      noEmit: true,
+      skipLibCheck: true,
+      types: [],
+      strict: true,
+    };
     const host = ts.createCompilerHost(options);
     const { fileExists, readFile, getSourceFile } = host;
     host.fileExists = (f) => f === virtualFile || fileExists.call(host, f);
     host.readFile = (f) => (f === virtualFile ? source : readFile.call(host, f));
-    host.getSourceFile = (f, lang, onError, create) => (f === virtualFile ? ts.createSourceFile(f, source, lang) : getSourceFile.call(host, f, lang, onError, create));
+    host.getSourceFile = (f, lang, onError, create) =>
+      f === virtualFile
+        ? ts.createSourceFile(f, source, lang)
+        : getSourceFile.call(host, f, lang, onError, create);
     const program = ts.createProgram([virtualFile], options, host);
     this.checker = program.getTypeChecker();
-    const symbols = this.checker.getExportsOfModule(this.checker.getSymbolAtLocation(program.getSourceFile(virtualFile)!)!);
+    const symbols = this.checker.getExportsOfModule(
+      this.checker.getSymbolAtLocation(program.getSourceFile(virtualFile)!)!,
+    );
     modules.forEach((m, i) => {
       const symbol = symbols.find((s) => s.name === `M${i}`);
       if (symbol) this.types.set(m, this.checker.getDeclaredTypeOfSymbol(symbol));
@@ -119,13 +165,23 @@ class FieldIndex {
 
   private walk(value: unknown, type: ts.Type, at: string, out: string[]): void {
     if (value === null || value === undefined || typeof value !== 'object') return;
-    const candidates = (type.isUnion() ? type.types : [type]).filter((t) => !(t.flags & (ts.TypeFlags.Undefined | ts.TypeFlags.Null)));
+    const candidates = (type.isUnion() ? type.types : [type]).filter(
+      (t) => !(t.flags & (ts.TypeFlags.Undefined | ts.TypeFlags.Null)),
+    );
     if (Array.isArray(value)) {
-      const element = candidates.map((t) => (this.checker.isArrayType(t) ? this.checker.getTypeArguments(t as ts.TypeReference)[0] : undefined)).find(Boolean);
+      const element = candidates
+        .map((t) =>
+          this.checker.isArrayType(t)
+            ? this.checker.getTypeArguments(t as ts.TypeReference)[0]
+            : undefined,
+        )
+        .find(Boolean);
       if (element) value.forEach((item, i) => this.walk(item, element, `${at}[${i}]`, out));
       return;
     }
-    const objects = candidates.filter((t) => t.flags & ts.TypeFlags.Object && !this.checker.isArrayType(t));
+    const objects = candidates.filter(
+      (t) => t.flags & ts.TypeFlags.Object && !this.checker.isArrayType(t),
+    );
     if (!objects.length) return;
     for (const [key, child] of Object.entries(value)) {
       const where = at ? `${at}.${key}` : key;

@@ -28,16 +28,39 @@ describe('the validator fails on broken manifests (test of the test)', () => {
 describe('offline kustomize subset', () => {
   it('applies JSON patches and refuses what it cannot do', () => {
     const doc = { a: { list: [1, 2], x: 1 } };
-    expect(applyJsonPatch(doc, [{ op: 'add', path: '/a/list/-', value: 3 }, { op: 'replace', path: '/a/x', value: 2 }, { op: 'add', path: '/a/y~1z', value: true }], 't'))
-      .toEqual({ a: { list: [1, 2, 3], x: 2, 'y/z': true } });
-    expect(applyJsonPatch(doc, [{ op: 'remove', path: '/a/list/0' }], 't')).toEqual({ a: { list: [2], x: 1 } });
+    expect(
+      applyJsonPatch(
+        doc,
+        [
+          { op: 'add', path: '/a/list/-', value: 3 },
+          { op: 'replace', path: '/a/x', value: 2 },
+          { op: 'add', path: '/a/y~1z', value: true },
+        ],
+        't',
+      ),
+    ).toEqual({ a: { list: [1, 2, 3], x: 2, 'y/z': true } });
+    expect(applyJsonPatch(doc, [{ op: 'remove', path: '/a/list/0' }], 't')).toEqual({
+      a: { list: [2], x: 1 },
+    });
     expect(doc).toEqual({ a: { list: [1, 2], x: 1 } });
-    expect(() => applyJsonPatch(doc, [{ op: 'replace', path: '/a/missing', value: 1 }], 't')).toThrow(/replace of missing/);
-    expect(() => applyJsonPatch(doc, [{ op: 'move', path: '/a/x', from: '/a/list' }], 't')).toThrow(/not supported/);
+    expect(() =>
+      applyJsonPatch(doc, [{ op: 'replace', path: '/a/missing', value: 1 }], 't'),
+    ).toThrow(/replace of missing/);
+    expect(() => applyJsonPatch(doc, [{ op: 'move', path: '/a/x', from: '/a/list' }], 't')).toThrow(
+      /not supported/,
+    );
   });
 
   it('splits image references', () => {
-    expect(imageRef('registry:5000/org/app:1.2@sha256:ab')).toEqual({ name: 'registry:5000/org/app', tag: '1.2', digest: 'sha256:ab' });
-    expect(imageRef('registry:5000/org/app')).toEqual({ name: 'registry:5000/org/app', tag: undefined, digest: undefined });
+    expect(imageRef('registry:5000/org/app:1.2@sha256:ab')).toEqual({
+      name: 'registry:5000/org/app',
+      tag: '1.2',
+      digest: 'sha256:ab',
+    });
+    expect(imageRef('registry:5000/org/app')).toEqual({
+      name: 'registry:5000/org/app',
+      tag: undefined,
+      digest: undefined,
+    });
   });
 });

@@ -11,9 +11,20 @@ export const podRestService: ServiceDescriptor = {
   migrationsDir: POD_REST_MIGRATIONS,
   openApi: {
     tags: [
-      { name: 'Endpoints', description: 'Serverless endpoints (RunPod REST v1): a template, hardware and scaling settings.' },
-      { name: 'Templates', description: 'What a Pod or a serverless worker runs (RunPod REST v1; the same templates as GraphQL).' },
-      { name: 'Pods', description: 'Rented compute instances (RunPod REST v1); serverless workers are Pods too.' },
+      {
+        name: 'Endpoints',
+        description:
+          'Serverless endpoints (RunPod REST v1): a template, hardware and scaling settings.',
+      },
+      {
+        name: 'Templates',
+        description:
+          'What a Pod or a serverless worker runs (RunPod REST v1; the same templates as GraphQL).',
+      },
+      {
+        name: 'Pods',
+        description: 'Rented compute instances (RunPod REST v1); serverless workers are Pods too.',
+      },
     ],
   },
 };

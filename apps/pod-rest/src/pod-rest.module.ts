@@ -21,8 +21,30 @@ export const POD_REST_MIGRATIONS = fileURLToPath(new URL('../prisma/migrations',
 
 /** pod-rest serves the RunPod REST v1 API: Pods, endpoints and templates; it runs Pods (serverless workers included) on its compute provider. */
 @Module({
-  imports: [DatabaseModule.forService({ service: 'pod-rest', client: PrismaClient, migrationsDir: POD_REST_MIGRATIONS }), ComputeModule],
-  controllers: [WorkersBusController, TemplatesController, EndpointsController, TemplateUsageBusController, PodsController],
-  providers: [WorkersService, PodsRepository, TemplatesService, EndpointsService, SecretEnv, TemplateUsageService, PodsService, PodViews],
+  imports: [
+    DatabaseModule.forService({
+      service: 'pod-rest',
+      client: PrismaClient,
+      migrationsDir: POD_REST_MIGRATIONS,
+    }),
+    ComputeModule,
+  ],
+  controllers: [
+    WorkersBusController,
+    TemplatesController,
+    EndpointsController,
+    TemplateUsageBusController,
+    PodsController,
+  ],
+  providers: [
+    WorkersService,
+    PodsRepository,
+    TemplatesService,
+    EndpointsService,
+    SecretEnv,
+    TemplateUsageService,
+    PodsService,
+    PodViews,
+  ],
 })
 export class PodRestModule {}

@@ -55,12 +55,23 @@ export class FakeKubernetes {
   /** A kubeconfig pointing at this server. */
   kubeconfig(dir: string): string {
     const file = path.join(dir, `kubeconfig-${randomUUID()}.yaml`);
-    writeFileSync(file, [
-      'apiVersion: v1', 'kind: Config', 'current-context: fake',
-      'clusters:', `- name: fake`, `  cluster: {server: "${this.url}", insecure-skip-tls-verify: true}`,
-      'users:', `- name: tester`, `  user: {token: "${this.token}"}`,
-      'contexts:', `- name: fake`, `  context: {cluster: fake, user: tester}`,
-    ].join('\n'));
+    writeFileSync(
+      file,
+      [
+        'apiVersion: v1',
+        'kind: Config',
+        'current-context: fake',
+        'clusters:',
+        `- name: fake`,
+        `  cluster: {server: "${this.url}", insecure-skip-tls-verify: true}`,
+        'users:',
+        `- name: tester`,
+        `  user: {token: "${this.token}"}`,
+        'contexts:',
+        `- name: fake`,
+        `  context: {cluster: fake, user: tester}`,
+      ].join('\n'),
+    );
     return file;
   }
 
@@ -89,8 +100,20 @@ export class FakeKubernetes {
     return this.update(name, (p) => {
       p.spec.nodeName = node;
       p.status = {
-        phase: 'Running', podIP: ip, hostIP: '192.0.2.10', startTime: new Date().toISOString(),
-        containerStatuses: [{ name: 'main', ready: true, restartCount: 0, image: p.spec.containers[0].image, imageID: '', state: { running: { startedAt: new Date().toISOString() } } }],
+        phase: 'Running',
+        podIP: ip,
+        hostIP: '192.0.2.10',
+        startTime: new Date().toISOString(),
+        containerStatuses: [
+          {
+            name: 'main',
+            ready: true,
+            restartCount: 0,
+            image: p.spec.containers[0].image,
+            imageID: '',
+            state: { running: { startedAt: new Date().toISOString() } },
+          },
+        ],
       };
     });
   }
@@ -110,25 +133,56 @@ export class FakeKubernetes {
     for await (const c of req) chunks.push(c as Buffer);
     const text = Buffer.concat(chunks).toString();
     let body: any = text;
-    try { body = text ? JSON.parse(text) : undefined; } catch { /* raw */ }
-    this.requests.push({ method: req.method!, path: url.pathname, query: url.searchParams, headers: req.headers, body });
+    try {
+      body = text ? JSON.parse(text) : undefined;
+    } catch {
+      /* raw */
+    }
+    this.requests.push({
+      method: req.method!,
+      path: url.pathname,
+      query: url.searchParams,
+      headers: req.headers,
+      body,
+    });
 
     const send = (code: number, obj: unknown) => {
       res.writeHead(code, { 'content-type': 'application/json' });
       res.end(JSON.stringify(obj));
     };
     const status = (code: number, reason: string, message: string) =>
-      send(code, { kind: 'Status', apiVersion: 'v1', metadata: {}, status: 'Failure', message, reason, code });
-    if (req.headers.authorization !== `Bearer ${this.token}`) return status(401, 'Unauthorized', 'Unauthorized');
+      send(code, {
+        kind: 'Status',
+        apiVersion: 'v1',
+        metadata: {},
+        status: 'Failure',
+        message,
+        reason,
+        code,
+      });
+    if (req.headers.authorization !== `Bearer ${this.token}`)
+      return status(401, 'Unauthorized', 'Unauthorized');
 
-    const m = /^\/api\/v1\/(?:namespaces\/([^/]+)\/)?([a-z]+)(?:\/([^/]+))?(?:\/([a-z]+))?$/.exec(url.pathname);
+    const m = /^\/api\/v1\/(?:namespaces\/([^/]+)\/)?([a-z]+)(?:\/([^/]+))?(?:\/([a-z]+))?$/.exec(
+      url.pathname,
+    );
     if (!m) return status(404, 'NotFound', `no route ${url.pathname}`);
     const [, namespace, kind, name, sub] = m;
-    const store = kind === 'pods' ? this.pods : kind === 'secrets' ? this.secrets : kind === 'persistentvolumeclaims' ? this.claims : kind === 'nodes' ? this.nodes : undefined;
+    const store =
+      kind === 'pods'
+        ? this.pods
+        : kind === 'secrets'
+          ? this.secrets
+          : kind === 'persistentvolumeclaims'
+            ? this.claims
+            : kind === 'nodes'
+              ? this.nodes
+              : undefined;
     if (!store) return status(404, 'NotFound', `unknown kind ${kind}`);
 
     if (kind === 'nodes') {
-      if (this.forbidNodes) return status(403, 'Forbidden', 'nodes is forbidden: cannot get resource "nodes"');
+      if (this.forbidNodes)
+        return status(403, 'Forbidden', 'nodes is forbidden: cannot get resource "nodes"');
       const node = this.nodes.get(name);
       return node ? send(200, node) : status(404, 'NotFound', `nodes "${name}" not found`);
     }
@@ -140,10 +194,18 @@ export class FakeKubernetes {
         res.on('close', () => this.watches.delete(res));
         return;
       }
-      return send(200, { apiVersion: 'v1', kind: 'PodList', metadata: { resourceVersion: String(this.rv) }, items: [...store.values()] });
+      return send(200, {
+        apiVersion: 'v1',
+        kind: 'PodList',
+        metadata: { resourceVersion: String(this.rv) },
+        items: [...store.values()],
+      });
     }
     if (req.method === 'GET' && sub === 'log') {
-      return void (res.writeHead(200, { 'content-type': 'text/plain' }), res.end(this.logs.get(name) ?? ''));
+      return void (
+        res.writeHead(200, { 'content-type': 'text/plain' }),
+        res.end(this.logs.get(name) ?? '')
+      );
     }
     if (req.method === 'GET') {
       const obj = store.get(name);
@@ -156,8 +218,18 @@ export class FakeKubernetes {
         this.refuseNextPod = undefined;
         return status(r.code, 'Invalid', r.message);
       }
-      if (store.has(objName)) return status(409, 'AlreadyExists', `${kind} "${objName}" already exists`);
-      const obj = { ...body, metadata: { ...body.metadata, namespace, uid: randomUUID(), creationTimestamp: new Date().toISOString(), resourceVersion: String(++this.rv) } };
+      if (store.has(objName))
+        return status(409, 'AlreadyExists', `${kind} "${objName}" already exists`);
+      const obj = {
+        ...body,
+        metadata: {
+          ...body.metadata,
+          namespace,
+          uid: randomUUID(),
+          creationTimestamp: new Date().toISOString(),
+          resourceVersion: String(++this.rv),
+        },
+      };
       if (kind === 'pods') obj.status = { phase: 'Pending' };
       store.set(objName, obj);
       if (kind === 'pods') this.emit('ADDED', obj);

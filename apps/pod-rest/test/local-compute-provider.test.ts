@@ -1,6 +1,10 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it } from '@jest/globals';
 import { createLogger } from '@runplane/platform';
-import { WorkloadStartError, type WorkloadSpec, type WorkloadStatus } from '../src/compute/compute-provider.js';
+import {
+  WorkloadStartError,
+  type WorkloadSpec,
+  type WorkloadStatus,
+} from '../src/compute/compute-provider.js';
 import { LocalComputeProvider } from '../src/compute/local-compute-provider.js';
 import { LogRingBuffer } from '../src/compute/log-ring-buffer.js';
 import { isAlive, waitFor, writeFixture } from './worker-fixture.js';
@@ -9,11 +13,23 @@ describe('LocalComputeProvider', () => {
   let fixture: string;
   let provider: LocalComputeProvider;
   let n = 0;
-  const spec = (env: Record<string, string> = {}, extra: Partial<WorkloadSpec> = {}): WorkloadSpec => ({
-    id: `w${++n}`, image: 'example/worker:1', entrypoint: [process.execPath], command: [fixture], env, ...extra,
+  const spec = (
+    env: Record<string, string> = {},
+    extra: Partial<WorkloadSpec> = {},
+  ): WorkloadSpec => ({
+    id: `w${++n}`,
+    image: 'example/worker:1',
+    entrypoint: [process.execPath],
+    command: [fixture],
+    env,
+    ...extra,
   });
   const stdoutJson = async (ref: string) => {
-    const line = await waitFor(async () => (await provider.logs(ref)).find((l) => l.stream === 'stdout' && l.text.startsWith('{')), 'the env line');
+    const line = await waitFor(
+      async () =>
+        (await provider.logs(ref)).find((l) => l.stream === 'stdout' && l.text.startsWith('{')),
+      'the env line',
+    );
     return JSON.parse(line.text) as { env: Record<string, string> };
   };
 
@@ -27,17 +43,28 @@ describe('LocalComputeProvider', () => {
   afterAll(() => {
     delete process.env.RUNPLANE_TEST_SERVER_SECRET;
   });
-  const newProvider = (options = {}) => (provider = new LocalComputeProvider(createLogger({ level: 'silent' }), options));
+  const newProvider = (options = {}) =>
+    (provider = new LocalComputeProvider(createLogger({ level: 'silent' }), options));
 
   it('runs entrypoint + command with PATH/HOME and the spec env only, and keeps stdout/stderr as logs', async () => {
     newProvider();
-    const handle = await provider.start(spec({ RUNPOD_POD_ID: 'w-env', TEMPLATE_VAR: 'a b', SHARED: 'plain' }, {
-      secretEnv: { API_TOKEN: 's3cret', SHARED: 'secret wins' }, ports: ['8888/http', '22/tcp'],
-    }));
+    const handle = await provider.start(
+      spec(
+        { RUNPOD_POD_ID: 'w-env', TEMPLATE_VAR: 'a b', SHARED: 'plain' },
+        {
+          secretEnv: { API_TOKEN: 's3cret', SHARED: 'secret wins' },
+          ports: ['8888/http', '22/tcp'],
+        },
+      ),
+    );
     // Placement: this host, its address, each port on itself (a process binds host ports directly).
     expect(handle).toEqual({
-      ref: expect.any(String), pid: expect.any(Number), startedAt: expect.any(Date),
-      machineId: provider.host.id, publicIp: expect.stringMatching(/^\d+\.\d+\.\d+\.\d+$/), portMappings: { 8888: 8888, 22: 22 },
+      ref: expect.any(String),
+      pid: expect.any(Number),
+      startedAt: expect.any(Date),
+      machineId: provider.host.id,
+      publicIp: expect.stringMatching(/^\d+\.\d+\.\d+\.\d+$/),
+      portMappings: { 8888: 8888, 22: 22 },
     });
     expect(provider.defaultMachineId()).toBe(provider.host.id);
     const { env } = await stdoutJson(handle.ref);
@@ -51,9 +78,16 @@ describe('LocalComputeProvider', () => {
       const lines = await provider.logs(handle.ref);
       return lines.some((l) => l.stream === 'stderr') && lines;
     }, 'the stderr line');
-    expect(logs.find((l) => l.stream === 'stderr')).toMatchObject({ text: 'fixture on stderr', at: expect.any(Date) });
+    expect(logs.find((l) => l.stream === 'stderr')).toMatchObject({
+      text: 'fixture on stderr',
+      at: expect.any(Date),
+    });
     expect(await provider.logs(handle.ref, { tail: 1 })).toHaveLength(1);
-    expect(await provider.status(handle.ref)).toMatchObject({ state: 'running', exitCode: null, pid: handle.pid });
+    expect(await provider.status(handle.ref)).toMatchObject({
+      state: 'running',
+      exitCode: null,
+      pid: handle.pid,
+    });
   });
 
   it('records the exit code and time of a process that ends by itself and tells the exit listeners', async () => {
@@ -62,10 +96,19 @@ describe('LocalComputeProvider', () => {
     provider.onExit((s) => exits.push(s));
     const handle = await provider.start(spec({ FIXTURE_MODE: 'exit', FIXTURE_EXIT_CODE: '3' }));
     const status = await waitFor(() => exits[0], 'the exit');
-    expect(status).toMatchObject({ ref: handle.ref, state: 'exited', exitCode: 3, signal: null, stopRequested: false, exitedAt: expect.any(Date) });
+    expect(status).toMatchObject({
+      ref: handle.ref,
+      state: 'exited',
+      exitCode: 3,
+      signal: null,
+      stopRequested: false,
+      exitedAt: expect.any(Date),
+    });
     expect(await provider.status(handle.ref)).toMatchObject({ state: 'exited', exitCode: 3 });
     // Logs outlive the process.
-    expect((await provider.logs(handle.ref)).some((l) => l.text === 'fixture on stderr')).toBe(true);
+    expect((await provider.logs(handle.ref)).some((l) => l.text === 'fixture on stderr')).toBe(
+      true,
+    );
   });
 
   it('stops with SIGTERM when the process honours it', async () => {
@@ -73,7 +116,12 @@ describe('LocalComputeProvider', () => {
     const handle = await provider.start(spec());
     await stdoutJson(handle.ref); // its SIGTERM handler is installed by now
     const status = await provider.stop(handle.ref, { graceMs: 5000 });
-    expect(status).toMatchObject({ state: 'exited', exitCode: 0, signal: null, stopRequested: true });
+    expect(status).toMatchObject({
+      state: 'exited',
+      exitCode: 0,
+      signal: null,
+      stopRequested: true,
+    });
     expect(isAlive(handle.pid!)).toBe(false);
     expect((await provider.logs(handle.ref)).map((l) => l.text)).toContain('got SIGTERM');
   });
@@ -81,15 +129,26 @@ describe('LocalComputeProvider', () => {
   it('kills with SIGKILL after the grace period, and reaches the processes it spawned', async () => {
     newProvider();
     const handle = await provider.start(spec({ FIXTURE_MODE: 'spawn' }));
-    const line = await waitFor(async () => (await provider.logs(handle.ref)).find((l) => l.text.startsWith('grandchild ')), 'the grandchild pid');
+    const line = await waitFor(
+      async () => (await provider.logs(handle.ref)).find((l) => l.text.startsWith('grandchild ')),
+      'the grandchild pid',
+    );
     const grandchild = Number(line.text.split(' ')[1]);
     expect(isAlive(grandchild)).toBe(true);
     const stubborn = await provider.start(spec({ FIXTURE_MODE: 'ignore-term' }));
     await stdoutJson(stubborn.ref);
 
-    const [a, b] = await Promise.all([provider.stop(handle.ref, { graceMs: 5000 }), provider.stop(stubborn.ref, { graceMs: 200 })]);
+    const [a, b] = await Promise.all([
+      provider.stop(handle.ref, { graceMs: 5000 }),
+      provider.stop(stubborn.ref, { graceMs: 200 }),
+    ]);
     expect(a).toMatchObject({ exitCode: 0 });
-    expect(b).toMatchObject({ state: 'exited', signal: 'SIGKILL', exitCode: 137, stopRequested: true });
+    expect(b).toMatchObject({
+      state: 'exited',
+      signal: 'SIGKILL',
+      exitCode: 137,
+      stopRequested: true,
+    });
     expect((await provider.logs(stubborn.ref)).map((l) => l.text)).toContain('ignoring SIGTERM');
     await waitFor(() => !isAlive(grandchild), 'the grandchild to die');
     expect(await provider.stop(stubborn.ref)).toMatchObject({ state: 'exited' }); // no-op once exited
@@ -98,11 +157,18 @@ describe('LocalComputeProvider', () => {
 
   it('fails clearly when there is nothing to run or the command does not exist', async () => {
     newProvider();
-    await expect(provider.start(spec({}, { entrypoint: [], command: [] }))).rejects.toThrow(/does not pull images; set dockerStartCmd/);
-    await expect(provider.start(spec({}, { entrypoint: [], command: ['/nonexistent/runplane-worker'] })))
-      .rejects.toThrow(new WorkloadStartError(`cannot start w${n}: command not found: /nonexistent/runplane-worker`));
+    await expect(provider.start(spec({}, { entrypoint: [], command: [] }))).rejects.toThrow(
+      /does not pull images; set dockerStartCmd/,
+    );
+    await expect(
+      provider.start(spec({}, { entrypoint: [], command: ['/nonexistent/runplane-worker'] })),
+    ).rejects.toThrow(
+      new WorkloadStartError(`cannot start w${n}: command not found: /nonexistent/runplane-worker`),
+    );
     expect(await provider.status(`w${n}`)).toBeNull();
-    await expect(provider.start(spec({}, { entrypoint: [], command: ['node /srv/worker.mjs'] }))).rejects.toThrow(/one element per word/);
+    await expect(
+      provider.start(spec({}, { entrypoint: [], command: ['node /srv/worker.mjs'] })),
+    ).rejects.toThrow(/one element per word/);
   });
 
   it('refuses to start a second workload with the id of a running one', async () => {
@@ -114,7 +180,10 @@ describe('LocalComputeProvider', () => {
 
   it('stops every process on shutdown: SIGTERM first, SIGKILL for the stubborn ones', async () => {
     newProvider({ defaultGraceMs: 300 });
-    const handles = await Promise.all([provider.start(spec()), provider.start(spec({ FIXTURE_MODE: 'ignore-term' }))]);
+    const handles = await Promise.all([
+      provider.start(spec()),
+      provider.start(spec({ FIXTURE_MODE: 'ignore-term' })),
+    ]);
     await Promise.all(handles.map((h) => stdoutJson(h.ref)));
     await provider.beforeApplicationShutdown();
     for (const h of handles) expect(isAlive(h.pid!)).toBe(false);
@@ -132,7 +201,10 @@ describe('LogRingBuffer', () => {
     buf.write('stdout', Buffer.concat([Buffer.from('lo '), euro.subarray(0, 1)]));
     buf.write('stdout', euro.subarray(1));
     buf.write('stdout', Buffer.from('tail without newline'));
-    expect(buf.read().map((l) => [l.stream, l.text])).toEqual([['stderr', 'err line'], ['stdout', 'hello €']]);
+    expect(buf.read().map((l) => [l.stream, l.text])).toEqual([
+      ['stderr', 'err line'],
+      ['stdout', 'hello €'],
+    ]);
     buf.flush();
     expect(buf.read(1).map((l) => l.text)).toEqual(['tail without newline']);
   });

@@ -1,7 +1,14 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import {
-  ENDPOINT_DEFAULTS, RunplaneError, SchedulerRpc, TemplateRpc, VaultRpc,
-  type CreateEndpointRequest, type Endpoint, type Template, type UpdateEndpointRequest,
+  ENDPOINT_DEFAULTS,
+  RunplaneError,
+  SchedulerRpc,
+  TemplateRpc,
+  VaultRpc,
+  type CreateEndpointRequest,
+  type Endpoint,
+  type Template,
+  type UpdateEndpointRequest,
 } from '@runplane/contracts';
 import { startTestServer, type TestServer } from '@runplane/platform';
 import { secretsVaultService } from '@runplane/secrets-vault';
@@ -20,7 +27,8 @@ class FakeScheduler {
 
   private owned(ownerId: string, endpointId: string): Endpoint {
     const e = this.endpoints.get(endpointId);
-    if (!e || e.userId !== ownerId) throw RunplaneError.notFound(`endpoint ${endpointId} not found`);
+    if (!e || e.userId !== ownerId)
+      throw RunplaneError.notFound(`endpoint ${endpointId} not found`);
     return e;
   }
 
@@ -28,14 +36,28 @@ class FakeScheduler {
     await server.bus.serve(SchedulerRpc.createEndpoint, async (req: CreateEndpointRequest) => {
       this.received.push(req);
       const e: Endpoint = {
-        ...ENDPOINT_DEFAULTS, gpuTypeIds: [], cpuFlavorIds: [], vcpuCount: 2, dataCenterIds: [], env: {}, name: '', ...req.endpoint,
-        id: `ep${++this.n}`, userId: req.ownerId, version: 1, createdAt: new Date().toISOString(),
+        ...ENDPOINT_DEFAULTS,
+        gpuTypeIds: [],
+        cpuFlavorIds: [],
+        vcpuCount: 2,
+        dataCenterIds: [],
+        env: {},
+        name: '',
+        ...req.endpoint,
+        id: `ep${++this.n}`,
+        userId: req.ownerId,
+        version: 1,
+        createdAt: new Date().toISOString(),
       };
       this.endpoints.set(e.id, e);
       return e;
     });
-    await server.bus.serve(SchedulerRpc.listEndpoints, async ({ ownerId }) => [...this.endpoints.values()].filter((e) => e.userId === ownerId));
-    await server.bus.serve(SchedulerRpc.getEndpoint, async ({ ownerId, endpointId }) => this.owned(ownerId, endpointId));
+    await server.bus.serve(SchedulerRpc.listEndpoints, async ({ ownerId }) =>
+      [...this.endpoints.values()].filter((e) => e.userId === ownerId),
+    );
+    await server.bus.serve(SchedulerRpc.getEndpoint, async ({ ownerId, endpointId }) =>
+      this.owned(ownerId, endpointId),
+    );
     await server.bus.serve(SchedulerRpc.updateEndpoint, async (req: UpdateEndpointRequest) => {
       this.received.push(req);
       const e = { ...this.owned(req.ownerId, req.endpointId), ...req.changes };
@@ -43,7 +65,9 @@ class FakeScheduler {
       return e;
     });
     // template-graphql asks these when a template is deleted or updated.
-    await server.bus.serve(SchedulerRpc.templateUsage, async ({ templateId }) => ({ endpoints: [...this.endpoints.values()].filter((e) => e.templateId === templateId).length }));
+    await server.bus.serve(SchedulerRpc.templateUsage, async ({ templateId }) => ({
+      endpoints: [...this.endpoints.values()].filter((e) => e.templateId === templateId).length,
+    }));
     await server.bus.serve(SchedulerRpc.releaseTemplate, async () => ({ ok: true as const }));
     await server.bus.serve(SchedulerRpc.deleteEndpoint, async ({ ownerId, endpointId }) => {
       this.owned(ownerId, endpointId);
@@ -61,39 +85,75 @@ describe('pod-rest REST v1 /v1/templates and /v1/endpoints', () => {
     server = await startTestServer([secretsVaultService, templateGraphqlService, podRestService]);
     await scheduler.serve(server);
   }, 60_000);
-  afterAll(async () => { await server?.stop(); });
+  afterAll(async () => {
+    await server?.stop();
+  });
 
   const createTemplate = async (extra: Record<string, unknown> = {}) => {
-    const res = await server.call('POST', '/v1/templates', { name: uniq('tpl'), imageName: 'img:1', isServerless: true, volumeInGb: 0, ...extra });
+    const res = await server.call('POST', '/v1/templates', {
+      name: uniq('tpl'),
+      imageName: 'img:1',
+      isServerless: true,
+      volumeInGb: 0,
+      ...extra,
+    });
     expect(res.status).toBe(200);
     return res.body as Template;
   };
-  const expectError = (res: { status: number; body: any; headers: Headers }, status: number, path?: string) => {
+  const expectError = (
+    res: { status: number; body: any; headers: Headers },
+    status: number,
+    path?: string,
+  ) => {
     expect(res.status).toBe(status);
     expect(res.headers.get('content-type')).toMatch(/^application\/json/);
     expect(res.body).toMatchObject({ status, error: expect.any(String), message: res.body.error });
-    if (path) expect(res.body.details).toEqual(expect.arrayContaining([expect.objectContaining({ path })]));
+    if (path)
+      expect(res.body.details).toEqual(expect.arrayContaining([expect.objectContaining({ path })]));
   };
 
   describe('templates', () => {
     it('POST creates (200) with defaults, ignoring unknown fields; a duplicate name is 409; a missing name 400', async () => {
       const name = uniq('create');
-      const res = await server.call('POST', '/v1/templates', { name, imageName: 'img:1', dockerStartCmd: ['node', 'w.mjs'], surprise: true });
+      const res = await server.call('POST', '/v1/templates', {
+        name,
+        imageName: 'img:1',
+        dockerStartCmd: ['node', 'w.mjs'],
+        surprise: true,
+      });
       expect(res.status).toBe(200);
       expect(res.body).toEqual({
-        id: expect.any(String), name, imageName: 'img:1', category: 'NVIDIA', containerDiskInGb: 50, containerRegistryAuthId: null,
-        dockerEntrypoint: [], dockerStartCmd: ['node', 'w.mjs'], earned: 0, env: {}, isPublic: false, isRunpod: false,
-        isServerless: false, ports: [], readme: '', runtimeInMin: 0, volumeInGb: 20, volumeMountPath: '/workspace',
+        id: expect.any(String),
+        name,
+        imageName: 'img:1',
+        category: 'NVIDIA',
+        containerDiskInGb: 50,
+        containerRegistryAuthId: null,
+        dockerEntrypoint: [],
+        dockerStartCmd: ['node', 'w.mjs'],
+        earned: 0,
+        env: {},
+        isPublic: false,
+        isRunpod: false,
+        isServerless: false,
+        ports: [],
+        readme: '',
+        runtimeInMin: 0,
+        volumeInGb: 20,
+        volumeMountPath: '/workspace',
       });
       const dup = await server.call('POST', '/v1/templates', { name, imageName: 'other:1' });
       expectError(dup, 409);
       expect(dup.body.error).toContain(name);
       expectError(await server.call('POST', '/v1/templates', { imageName: 'x:1' }), 400, 'name');
       expectError(await server.call('POST', '/v1/templates'), 400, 'name');
-      expectError(await server.call('POST', '/v1/templates', [{ name: uniq('arr'), imageName: 'x:1' }]), 400);
+      expectError(
+        await server.call('POST', '/v1/templates', [{ name: uniq('arr'), imageName: 'x:1' }]),
+        400,
+      );
     });
 
-    it('GET lists a bare array, gets one; another user\'s template is 404 unless public', async () => {
+    it("GET lists a bare array, gets one; another user's template is 404 unless public", async () => {
       const t = await createTemplate();
       const list = await server.call('GET', '/v1/templates');
       expect(list.status).toBe(200);
@@ -102,24 +162,56 @@ describe('pod-rest REST v1 /v1/templates and /v1/endpoints', () => {
       const got = await server.call('GET', `/v1/templates/${t.id}`);
       expect(got).toMatchObject({ status: 200, body: t });
 
-      const bobs = await server.bus.request(TemplateRpc.create, { ownerId: 'usr_bob', template: { name: uniq('bob'), imageName: 'img:1' } });
+      const bobs = await server.bus.request(TemplateRpc.create, {
+        ownerId: 'usr_bob',
+        template: { name: uniq('bob'), imageName: 'img:1' },
+      });
       expectError(await server.call('GET', `/v1/templates/${bobs.id}`), 404);
-      await server.bus.request(TemplateRpc.update, { ownerId: 'usr_bob', templateId: bobs.id, changes: { isPublic: true } });
+      await server.bus.request(TemplateRpc.update, {
+        ownerId: 'usr_bob',
+        templateId: bobs.id,
+        changes: { isPublic: true },
+      });
       expect((await server.call('GET', `/v1/templates/${bobs.id}`)).status).toBe(200);
-      expect((await server.call('GET', '/v1/templates')).body.map((x: Template) => x.id)).not.toContain(bobs.id);
-      expect((await server.call('GET', '/v1/templates?includePublicTemplates=true')).body.map((x: Template) => x.id)).toContain(bobs.id);
-      expectError(await server.call('GET', '/v1/templates?includePublicTemplates=maybe'), 400, 'includePublicTemplates');
+      expect(
+        (await server.call('GET', '/v1/templates')).body.map((x: Template) => x.id),
+      ).not.toContain(bobs.id);
+      expect(
+        (await server.call('GET', '/v1/templates?includePublicTemplates=true')).body.map(
+          (x: Template) => x.id,
+        ),
+      ).toContain(bobs.id);
+      expectError(
+        await server.call('GET', '/v1/templates?includePublicTemplates=maybe'),
+        400,
+        'includePublicTemplates',
+      );
       // Public is readable, not writable, by others.
-      expectError(await server.call('PATCH', `/v1/templates/${bobs.id}`, { readme: 'mine now' }), 404);
+      expectError(
+        await server.call('PATCH', `/v1/templates/${bobs.id}`, { readme: 'mine now' }),
+        404,
+      );
       expectError(await server.call('DELETE', `/v1/templates/${bobs.id}`), 404);
       expectError(await server.call('GET', '/v1/templates/does-not-exist'), 404);
     });
 
     it('POST .../update and PATCH change only the given fields; unknown id 404', async () => {
       const t = await createTemplate({ readme: 'original', dockerStartCmd: ['a'] });
-      const upd = await server.call('POST', `/v1/templates/${t.id}/update`, { readme: '# updated', env: { FOO: 'bar', EMPTY: '' }, containerDiskInGb: 7, ports: ['8080/http', '22/tcp'], category: 'AMD' });
+      const upd = await server.call('POST', `/v1/templates/${t.id}/update`, {
+        readme: '# updated',
+        env: { FOO: 'bar', EMPTY: '' },
+        containerDiskInGb: 7,
+        ports: ['8080/http', '22/tcp'],
+        category: 'AMD',
+      });
       expect(upd.status).toBe(200);
-      expect(upd.body).toEqual({ ...t, readme: '# updated', env: { FOO: 'bar', EMPTY: '' }, containerDiskInGb: 7, ports: ['8080/http', '22/tcp'] });
+      expect(upd.body).toEqual({
+        ...t,
+        readme: '# updated',
+        env: { FOO: 'bar', EMPTY: '' },
+        containerDiskInGb: 7,
+        ports: ['8080/http', '22/tcp'],
+      });
       expect((await server.call('GET', `/v1/templates/${t.id}`)).body).toEqual(upd.body);
       const patched = await server.call('PATCH', `/v1/templates/${t.id}`, { readme: 'patched' });
       expect(patched.body).toEqual({ ...upd.body, readme: 'patched' });
@@ -143,7 +235,8 @@ describe('pod-rest REST v1 /v1/templates and /v1/endpoints', () => {
         [{ name: 17 }, 'name'],
         [{ readme: 'fine', volumeMountPath: 'relative' }, 'volumeMountPath'],
       ];
-      for (const [body, path] of cases) expectError(await server.call('POST', `/v1/templates/${t.id}/update`, body), 400, path);
+      for (const [body, path] of cases)
+        expectError(await server.call('POST', `/v1/templates/${t.id}/update`, body), 400, path);
       expect((await server.call('GET', `/v1/templates/${t.id}`)).body).toEqual(t);
     });
 
@@ -157,7 +250,10 @@ describe('pod-rest REST v1 /v1/templates and /v1/endpoints', () => {
 
     it('DELETE is 204 without a body, then 404', async () => {
       const t = await createTemplate();
-      const del = await fetch(`${server.url}/v1/templates/${t.id}`, { method: 'DELETE', headers: { authorization: `Bearer ${server.apiKey}` } });
+      const del = await fetch(`${server.url}/v1/templates/${t.id}`, {
+        method: 'DELETE',
+        headers: { authorization: `Bearer ${server.apiKey}` },
+      });
       expect(del.status).toBe(204);
       expect(await del.text()).toBe('');
       expectError(await server.call('GET', `/v1/templates/${t.id}`), 404);
@@ -169,16 +265,31 @@ describe('pod-rest REST v1 /v1/templates and /v1/endpoints', () => {
       await server.call('POST', '/v1/endpoints', { templateId: t.id });
       const res = await server.call('DELETE', `/v1/templates/${t.id}`);
       expectError(res, 409);
-      expect(res.body).toMatchObject({ code: 'TEMPLATE_IN_USE', error: expect.stringContaining('in use by 1 serverless endpoint') });
+      expect(res.body).toMatchObject({
+        code: 'TEMPLATE_IN_USE',
+        error: expect.stringContaining('in use by 1 serverless endpoint'),
+      });
       expect((await server.call('GET', `/v1/templates/${t.id}`)).status).toBe(200);
     });
 
     it('needs a user key: none, a wrong one and a worker key are 401', async () => {
       expectError(await server.call('GET', '/v1/templates', undefined, { authorization: '' }), 401);
-      expectError(await server.call('GET', '/v1/templates', undefined, { authorization: 'Bearer wrong' }), 401);
-      const { key } = await server.bus.request(VaultRpc.mintWorkerKey, { userId: ADMIN_USER, endpointId: 'ep1' });
-      expectError(await server.call('GET', '/v1/templates', undefined, { authorization: `Bearer ${key}` }), 401);
-      expectError(await server.call('GET', '/v1/endpoints/ep1', undefined, { authorization: key }), 401);
+      expectError(
+        await server.call('GET', '/v1/templates', undefined, { authorization: 'Bearer wrong' }),
+        401,
+      );
+      const { key } = await server.bus.request(VaultRpc.mintWorkerKey, {
+        userId: ADMIN_USER,
+        endpointId: 'ep1',
+      });
+      expectError(
+        await server.call('GET', '/v1/templates', undefined, { authorization: `Bearer ${key}` }),
+        401,
+      );
+      expectError(
+        await server.call('GET', '/v1/endpoints/ep1', undefined, { authorization: key }),
+        401,
+      );
     });
   });
 
@@ -186,18 +297,55 @@ describe('pod-rest REST v1 /v1/templates and /v1/endpoints', () => {
     it('POST forwards the known fields with the caller as owner and returns the endpoint (200)', async () => {
       const t = await createTemplate();
       scheduler.received.length = 0;
-      const res = await server.call('POST', '/v1/endpoints', { name: uniq('ep'), templateId: t.id, workersMin: 0, workersMax: 1, executionTimeoutMs: 5000, flashboot: true, networkVolumeId: null });
+      const res = await server.call('POST', '/v1/endpoints', {
+        name: uniq('ep'),
+        templateId: t.id,
+        workersMin: 0,
+        workersMax: 1,
+        executionTimeoutMs: 5000,
+        flashboot: true,
+        networkVolumeId: null,
+      });
       expect(res.status).toBe(200);
-      expect(res.body).toMatchObject({ id: expect.any(String), templateId: t.id, workersMax: 1, idleTimeout: ENDPOINT_DEFAULTS.idleTimeout, userId: ADMIN_USER });
-      expect(scheduler.received).toEqual([{ ownerId: ADMIN_USER, endpoint: { name: res.body.name, templateId: t.id, workersMin: 0, workersMax: 1, executionTimeoutMs: 5000 } }]);
+      expect(res.body).toMatchObject({
+        id: expect.any(String),
+        templateId: t.id,
+        workersMax: 1,
+        idleTimeout: ENDPOINT_DEFAULTS.idleTimeout,
+        userId: ADMIN_USER,
+      });
+      expect(scheduler.received).toEqual([
+        {
+          ownerId: ADMIN_USER,
+          endpoint: {
+            name: res.body.name,
+            templateId: t.id,
+            workersMin: 0,
+            workersMax: 1,
+            executionTimeoutMs: 5000,
+          },
+        },
+      ]);
     });
 
     it('rejects invalid bodies with 400 details before reaching the scheduler', async () => {
       scheduler.received.length = 0;
       expectError(await server.call('POST', '/v1/endpoints', { workersMax: 1 }), 400, 'templateId');
-      expectError(await server.call('POST', '/v1/endpoints', { templateId: 't', workersMax: 'many' }), 400, 'workersMax');
-      expectError(await server.call('POST', '/v1/endpoints', { templateId: 't', scalerType: 'FAST' }), 400, 'scalerType');
-      expectError(await server.call('POST', '/v1/endpoints', { templateId: 't', executionTimeoutMs: 10 }), 400, 'executionTimeoutMs');
+      expectError(
+        await server.call('POST', '/v1/endpoints', { templateId: 't', workersMax: 'many' }),
+        400,
+        'workersMax',
+      );
+      expectError(
+        await server.call('POST', '/v1/endpoints', { templateId: 't', scalerType: 'FAST' }),
+        400,
+        'scalerType',
+      );
+      expectError(
+        await server.call('POST', '/v1/endpoints', { templateId: 't', executionTimeoutMs: 10 }),
+        400,
+        'executionTimeoutMs',
+      );
       expect(scheduler.received).toEqual([]);
     });
 
@@ -210,20 +358,33 @@ describe('pod-rest REST v1 /v1/templates and /v1/endpoints', () => {
       const got = await server.call('GET', `/v1/endpoints/${e.id}`);
       expect(got).toMatchObject({ status: 200, body: e });
       expect(got.body).not.toHaveProperty('template');
-      expect((await server.call('GET', `/v1/endpoints/${e.id}?includeTemplate=true`)).body).toEqual({ ...e, template: t });
-      const listed = (await server.call('GET', '/v1/endpoints?includeTemplate=true')).body.find((x: Endpoint) => x.id === e.id);
+      expect((await server.call('GET', `/v1/endpoints/${e.id}?includeTemplate=true`)).body).toEqual(
+        { ...e, template: t },
+      );
+      const listed = (await server.call('GET', '/v1/endpoints?includeTemplate=true')).body.find(
+        (x: Endpoint) => x.id === e.id,
+      );
       expect(listed.template).toEqual(t);
 
       scheduler.received.length = 0;
-      const patched = await server.call('PATCH', `/v1/endpoints/${e.id}`, { workersMax: 0, computeType: 'CPU' });
+      const patched = await server.call('PATCH', `/v1/endpoints/${e.id}`, {
+        workersMax: 0,
+        computeType: 'CPU',
+      });
       expect(patched).toMatchObject({ status: 200, body: { id: e.id, workersMax: 0 } });
-      const renamed = await server.call('POST', `/v1/endpoints/${e.id}/update`, { name: 'renamed' });
+      const renamed = await server.call('POST', `/v1/endpoints/${e.id}/update`, {
+        name: 'renamed',
+      });
       expect(renamed).toMatchObject({ status: 200, body: { name: 'renamed', workersMax: 0 } });
       expect(scheduler.received).toEqual([
         { ownerId: ADMIN_USER, endpointId: e.id, changes: { workersMax: 0 } },
         { ownerId: ADMIN_USER, endpointId: e.id, changes: { name: 'renamed' } },
       ]);
-      expectError(await server.call('PATCH', `/v1/endpoints/${e.id}`, { workersMax: 'many' }), 400, 'workersMax');
+      expectError(
+        await server.call('PATCH', `/v1/endpoints/${e.id}`, { workersMax: 'many' }),
+        400,
+        'workersMax',
+      );
 
       const del = await server.call('DELETE', `/v1/endpoints/${e.id}`);
       expect(del.status).toBe(204);

@@ -1,5 +1,12 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import { PodRpc, PodSignals, RunplaneError, TemplateRpc, VaultRpc, type Template } from '@runplane/contracts';
+import {
+  PodRpc,
+  PodSignals,
+  RunplaneError,
+  TemplateRpc,
+  VaultRpc,
+  type Template,
+} from '@runplane/contracts';
 import { startTestServer, type TestServer } from '@runplane/platform';
 import { secretsVaultService } from '@runplane/secrets-vault';
 import { ComputeProvider } from '../src/compute/compute-provider.js';
@@ -13,9 +20,24 @@ const SECRET_VALUE = 'tok-3f9a$&-value';
 
 function template(id: string, fields: Partial<Template> = {}): Template {
   return {
-    id, name: `tpl-${id}`, imageName: 'example/worker:1', category: 'CPU', containerDiskInGb: 5, dockerEntrypoint: [],
-    dockerStartCmd: [], earned: 0, env: {}, isPublic: false, isRunpod: false, isServerless: true, ports: [], readme: '',
-    runtimeInMin: 0, volumeInGb: 0, volumeMountPath: '/workspace', ...fields,
+    id,
+    name: `tpl-${id}`,
+    imageName: 'example/worker:1',
+    category: 'CPU',
+    containerDiskInGb: 5,
+    dockerEntrypoint: [],
+    dockerStartCmd: [],
+    earned: 0,
+    env: {},
+    isPublic: false,
+    isRunpod: false,
+    isServerless: true,
+    ports: [],
+    readme: '',
+    runtimeInMin: 0,
+    volumeInGb: 0,
+    volumeMountPath: '/workspace',
+    ...fields,
   };
 }
 
@@ -34,41 +56,80 @@ describe('serverless workers through the bus (pod-rest with the local compute pr
   const templates = new Map<string, Template>();
   let n = 0;
 
-  const start = (templateId: string, extra: { workerId?: string; env?: Record<string, string>; ownerId?: string } = {}) => {
+  const start = (
+    templateId: string,
+    extra: { workerId?: string; env?: Record<string, string>; ownerId?: string } = {},
+  ) => {
     const workerId = extra.workerId ?? `wk-${++n}`;
     return server.bus.request(PodRpc.startWorker, {
-      ownerId: extra.ownerId ?? OWNER, workerId, endpointId: 'ep-1', templateId, slsVersion: 2, env: extra.env ?? workerEnv(workerId), gpuTypeId: 'cpu',
+      ownerId: extra.ownerId ?? OWNER,
+      workerId,
+      endpointId: 'ep-1',
+      templateId,
+      slsVersion: 2,
+      env: extra.env ?? workerEnv(workerId),
+      gpuTypeId: 'cpu',
     });
   };
   const childEnv = async (podId: string) => {
-    const line = await waitFor(async () => (await compute.logs(podId)).find((l) => l.stream === 'stdout' && l.text.startsWith('{')), 'the worker env line');
+    const line = await waitFor(
+      async () =>
+        (await compute.logs(podId)).find((l) => l.stream === 'stdout' && l.text.startsWith('{')),
+      'the worker env line',
+    );
     return (JSON.parse(line.text) as { env: Record<string, string> }).env;
   };
   const pidOf = async (podId: string) => (await compute.status(podId))!.pid!;
 
   beforeAll(async () => {
     const fixture = writeFixture();
-    templates.set('tpl-node', template('tpl-node', {
-      dockerEntrypoint: [process.execPath],
-      dockerStartCmd: [fixture],
-      env: { MODEL: 'tiny', API_TOKEN: '{{ RUNPOD_SECRET_token }}', RUNPOD_POD_ID: 'overridden-by-the-scheduler' },
-      ports: ['8000/http'],
-    }));
+    templates.set(
+      'tpl-node',
+      template('tpl-node', {
+        dockerEntrypoint: [process.execPath],
+        dockerStartCmd: [fixture],
+        env: {
+          MODEL: 'tiny',
+          API_TOKEN: '{{ RUNPOD_SECRET_token }}',
+          RUNPOD_POD_ID: 'overridden-by-the-scheduler',
+        },
+        ports: ['8000/http'],
+      }),
+    );
     templates.set('tpl-image-only', template('tpl-image-only'));
-    templates.set('tpl-missing-binary', template('tpl-missing-binary', { dockerStartCmd: ['/nonexistent/bin/worker'] }));
-    templates.set('tpl-exits', template('tpl-exits', { dockerStartCmd: [process.execPath, fixture], env: { FIXTURE_MODE: 'exit', FIXTURE_EXIT_CODE: '7' } }));
-    templates.set('tpl-unknown-secret', template('tpl-unknown-secret', { dockerStartCmd: [process.execPath, fixture], env: { KEY: '{{ RUNPOD_SECRET_missing_one }}' } }));
+    templates.set(
+      'tpl-missing-binary',
+      template('tpl-missing-binary', { dockerStartCmd: ['/nonexistent/bin/worker'] }),
+    );
+    templates.set(
+      'tpl-exits',
+      template('tpl-exits', {
+        dockerStartCmd: [process.execPath, fixture],
+        env: { FIXTURE_MODE: 'exit', FIXTURE_EXIT_CODE: '7' },
+      }),
+    );
+    templates.set(
+      'tpl-unknown-secret',
+      template('tpl-unknown-secret', {
+        dockerStartCmd: [process.execPath, fixture],
+        env: { KEY: '{{ RUNPOD_SECRET_missing_one }}' },
+      }),
+    );
     process.env.RUNPLANE_TEST_SERVER_SECRET = 'must-not-leak';
     server = await startTestServer([secretsVaultService, podRestService]);
     // Stand-in for template-graphql, which owns templates (TemplateRpc.get: owner's or public).
     await server.bus.serve(TemplateRpc.get, async ({ ownerId, templateId }) => {
       const t = templates.get(templateId);
-      if (!t || ownerId !== OWNER) throw RunplaneError.notFound(`template ${templateId} not found`, 'TEMPLATE_NOT_FOUND');
+      if (!t || ownerId !== OWNER)
+        throw RunplaneError.notFound(`template ${templateId} not found`, 'TEMPLATE_NOT_FOUND');
       return t;
     });
     compute = server.app.get(ComputeProvider, { strict: false });
     pods = server.app.get(PodsRepository, { strict: false });
-    await server.bus.request(VaultRpc.createSecret, { ownerId: OWNER, secret: { name: 'token', value: SECRET_VALUE } });
+    await server.bus.request(VaultRpc.createSecret, {
+      ownerId: OWNER,
+      secret: { name: 'token', value: SECRET_VALUE },
+    });
   }, 60_000);
   afterAll(async () => {
     await server?.stop();
@@ -80,17 +141,44 @@ describe('serverless workers through the bus (pod-rest with the local compute pr
     expect(podId).toBe('wk-env');
 
     const env = await childEnv(podId);
-    expect(env).toMatchObject({ ...workerEnv('wk-env'), MODEL: 'tiny', API_TOKEN: SECRET_VALUE, PATH: process.env.PATH });
+    expect(env).toMatchObject({
+      ...workerEnv('wk-env'),
+      MODEL: 'tiny',
+      API_TOKEN: SECRET_VALUE,
+      PATH: process.env.PATH,
+    });
     expect(env.RUNPLANE_TEST_SERVER_SECRET).toBeUndefined();
     expect(env.RUNPLANE_API_KEY).toBeUndefined();
-    expect((await compute.logs(podId)).some((l) => l.stream === 'stderr' && l.text === 'fixture on stderr')).toBe(true);
+    expect(
+      (await compute.logs(podId)).some(
+        (l) => l.stream === 'stderr' && l.text === 'fixture on stderr',
+      ),
+    ).toBe(true);
 
     const row = await pods.findById(podId);
     expect(row).toMatchObject({
-      id: 'wk-env', ownerId: OWNER, endpointId: 'ep-1', aiApiId: 'ep-1', slsVersion: 2, templateId: 'tpl-node', image: 'example/worker:1',
-      gpuTypeId: 'cpu', desiredStatus: 'RUNNING', dockerEntrypoint: [process.execPath], ports: ['8000/http'], containerDiskInGb: 5,
-      volumeMountPath: '/workspace', computeRef: 'wk-env', lastStartedAt: expect.any(Date), exitedAt: null, exitCode: null,
-      env: { MODEL: 'tiny', API_TOKEN: '{{ RUNPOD_SECRET_token }}', RUNPOD_POD_ID: 'overridden-by-the-scheduler' },
+      id: 'wk-env',
+      ownerId: OWNER,
+      endpointId: 'ep-1',
+      aiApiId: 'ep-1',
+      slsVersion: 2,
+      templateId: 'tpl-node',
+      image: 'example/worker:1',
+      gpuTypeId: 'cpu',
+      desiredStatus: 'RUNNING',
+      dockerEntrypoint: [process.execPath],
+      ports: ['8000/http'],
+      containerDiskInGb: 5,
+      volumeMountPath: '/workspace',
+      computeRef: 'wk-env',
+      lastStartedAt: expect.any(Date),
+      exitedAt: null,
+      exitCode: null,
+      env: {
+        MODEL: 'tiny',
+        API_TOKEN: '{{ RUNPOD_SECRET_token }}',
+        RUNPOD_POD_ID: 'overridden-by-the-scheduler',
+      },
     });
     expect(row!.lastStatusChange).toMatch(/^Started as a serverless worker: \d{4}-/);
     expect(JSON.stringify(row)).not.toContain('worker-key-of');
@@ -100,23 +188,35 @@ describe('serverless workers through the bus (pod-rest with the local compute pr
   it('answers a repeated start of a running worker with the same pod and no second process', async () => {
     const first = await start('tpl-node', { workerId: 'wk-again' });
     const pid = await pidOf(first.podId);
-    const [a, b] = await Promise.all([start('tpl-node', { workerId: 'wk-again' }), start('tpl-node', { workerId: 'wk-again' })]);
+    const [a, b] = await Promise.all([
+      start('tpl-node', { workerId: 'wk-again' }),
+      start('tpl-node', { workerId: 'wk-again' }),
+    ]);
     expect(a).toEqual(first);
     expect(b).toEqual(first);
     expect(await pidOf(first.podId)).toBe(pid);
-    await expect(start('tpl-node', { workerId: 'wk-again', ownerId: 'someone-else' })).rejects.toMatchObject({ status: 409, code: 'POD_EXISTS' });
+    await expect(
+      start('tpl-node', { workerId: 'wk-again', ownerId: 'someone-else' }),
+    ).rejects.toMatchObject({ status: 409, code: 'POD_EXISTS' });
   });
 
   it('stops a worker: SIGTERM ends the process, the Pod is TERMINATED with its exit recorded', async () => {
     const exits: Array<{ workerId: string }> = [];
-    const sub = await server.bus.onSignal(PodSignals.workerExited, (s) => { exits.push(s); });
+    const sub = await server.bus.onSignal(PodSignals.workerExited, (s) => {
+      exits.push(s);
+    });
     const { podId } = await start('tpl-node');
     await childEnv(podId);
     const pid = await pidOf(podId);
     expect(isAlive(pid)).toBe(true);
 
-    expect(await server.bus.request(PodRpc.stopWorker, { ownerId: OWNER, workerId: podId })).toEqual({ ok: true });
-    const row = await waitFor(async () => { const r = await pods.findById(podId); return r?.exitedAt && r; }, 'the exit on the Pod');
+    expect(
+      await server.bus.request(PodRpc.stopWorker, { ownerId: OWNER, workerId: podId }),
+    ).toEqual({ ok: true });
+    const row = await waitFor(async () => {
+      const r = await pods.findById(podId);
+      return r?.exitedAt && r;
+    }, 'the exit on the Pod');
     expect(isAlive(pid)).toBe(false);
     expect((await compute.logs(podId)).map((l) => l.text)).toContain('got SIGTERM'); // output drained before the exit is reported
     expect(row).toMatchObject({ desiredStatus: 'TERMINATED', exitCode: 0 });
@@ -124,47 +224,90 @@ describe('serverless workers through the bus (pod-rest with the local compute pr
     await sub.stop();
     expect(row.lastStatusChange).toMatch(/^Terminated by the scheduler \(exit code 0\): /);
     // Idempotent, and scoped to the owner.
-    expect(await server.bus.request(PodRpc.stopWorker, { ownerId: OWNER, workerId: podId })).toEqual({ ok: true });
-    await expect(server.bus.request(PodRpc.stopWorker, { ownerId: 'someone-else', workerId: podId })).rejects.toMatchObject({ status: 404 });
-    await expect(server.bus.request(PodRpc.stopWorker, { ownerId: OWNER, workerId: 'no-such-worker' })).rejects.toMatchObject({ status: 404 });
+    expect(
+      await server.bus.request(PodRpc.stopWorker, { ownerId: OWNER, workerId: podId }),
+    ).toEqual({ ok: true });
+    await expect(
+      server.bus.request(PodRpc.stopWorker, { ownerId: 'someone-else', workerId: podId }),
+    ).rejects.toMatchObject({ status: 404 });
+    await expect(
+      server.bus.request(PodRpc.stopWorker, { ownerId: OWNER, workerId: 'no-such-worker' }),
+    ).rejects.toMatchObject({ status: 404 });
   });
 
   it('records a worker that exits by itself as EXITED with its exit code, and tells the scheduler at once', async () => {
     const exits: unknown[] = [];
-    const sub = await server.bus.onSignal(PodSignals.workerExited, (s) => { exits.push(s); });
+    const sub = await server.bus.onSignal(PodSignals.workerExited, (s) => {
+      exits.push(s);
+    });
     const { podId } = await start('tpl-exits');
-    const row = await waitFor(async () => { const r = await pods.findById(podId); return r?.exitedAt && r; }, 'the exit on the Pod');
+    const row = await waitFor(async () => {
+      const r = await pods.findById(podId);
+      return r?.exitedAt && r;
+    }, 'the exit on the Pod');
     expect(row).toMatchObject({ desiredStatus: 'EXITED', exitCode: 7 });
     await waitFor(() => exits.length > 0, 'the workers.exited signal');
     expect(exits).toEqual([{ endpointId: 'ep-1', workerId: podId, exitCode: 7 }]);
     await sub.stop();
     expect(row.lastStatusChange).toMatch(/^Exited \(exit code 7\): /);
     // The scheduler retiring it afterwards keeps the story of the exit.
-    expect(await server.bus.request(PodRpc.stopWorker, { ownerId: OWNER, workerId: podId })).toEqual({ ok: true });
-    expect(await pods.findById(podId)).toMatchObject({ desiredStatus: 'TERMINATED', exitCode: 7, lastStatusChange: row.lastStatusChange });
+    expect(
+      await server.bus.request(PodRpc.stopWorker, { ownerId: OWNER, workerId: podId }),
+    ).toEqual({ ok: true });
+    expect(await pods.findById(podId)).toMatchObject({
+      desiredStatus: 'TERMINATED',
+      exitCode: 7,
+      lastStatusChange: row.lastStatusChange,
+    });
   });
 
   it('refuses templates it cannot run, with clear 4xx errors', async () => {
     await expect(start('tpl-image-only', { workerId: 'wk-image' })).rejects.toMatchObject({
-      status: 400, code: 'WORKER_COMMAND_MISSING', message: expect.stringMatching(/no dockerEntrypoint and no dockerStartCmd.*does not pull the image "example\/worker:1"/),
+      status: 400,
+      code: 'WORKER_COMMAND_MISSING',
+      message: expect.stringMatching(
+        /no dockerEntrypoint and no dockerStartCmd.*does not pull the image "example\/worker:1"/,
+      ),
     });
     expect(await pods.findById('wk-image')).toBeNull();
 
     await expect(start('tpl-missing-binary', { workerId: 'wk-missing' })).rejects.toMatchObject({
-      status: 400, code: 'WORKER_START_FAILED', message: expect.stringContaining('command not found: /nonexistent/bin/worker'),
+      status: 400,
+      code: 'WORKER_START_FAILED',
+      message: expect.stringContaining('command not found: /nonexistent/bin/worker'),
     });
-    expect(await pods.findById('wk-missing')).toMatchObject({ desiredStatus: 'EXITED', lastStatusChange: expect.stringMatching(/^Failed to start/) });
+    expect(await pods.findById('wk-missing')).toMatchObject({
+      desiredStatus: 'EXITED',
+      lastStatusChange: expect.stringMatching(/^Failed to start/),
+    });
 
-    await expect(start('tpl-unknown')).rejects.toMatchObject({ status: 404, code: 'TEMPLATE_NOT_FOUND' });
+    await expect(start('tpl-unknown')).rejects.toMatchObject({
+      status: 404,
+      code: 'TEMPLATE_NOT_FOUND',
+    });
 
     // A reference to a secret that does not exist: no process, and the Pod says why.
-    await expect(start('tpl-unknown-secret', { workerId: 'wk-secret' })).rejects.toMatchObject({ status: 400, code: 'SECRET_NOT_FOUND' });
+    await expect(start('tpl-unknown-secret', { workerId: 'wk-secret' })).rejects.toMatchObject({
+      status: 400,
+      code: 'SECRET_NOT_FOUND',
+    });
     expect(await compute.status('wk-secret')).toBeNull();
     expect(await pods.findById('wk-secret')).toMatchObject({
-      desiredStatus: 'EXITED', lastStatusChange: expect.stringMatching(/^Failed to start \(the template env references secret that does not exist: "missing_one" \(in KEY\)/),
+      desiredStatus: 'EXITED',
+      lastStatusChange: expect.stringMatching(
+        /^Failed to start \(the template env references secret that does not exist: "missing_one" \(in KEY\)/,
+      ),
     });
-    await expect(server.bus.request(PodRpc.startWorker, { ownerId: OWNER, workerId: '', endpointId: 'ep-1', templateId: 'tpl-node', slsVersion: 0, env: {} }))
-      .rejects.toMatchObject({ status: 400 });
+    await expect(
+      server.bus.request(PodRpc.startWorker, {
+        ownerId: OWNER,
+        workerId: '',
+        endpointId: 'ep-1',
+        templateId: 'tpl-node',
+        slsVersion: 0,
+        env: {},
+      }),
+    ).rejects.toMatchObject({ status: 400 });
   });
 
   it('tells template-graphql which Pods use a template and when the last one stopped', async () => {
@@ -175,7 +318,10 @@ describe('serverless workers through the bus (pod-rest with the local compute pr
     const { podId } = await start('tpl-node');
     expect((await usage('tpl-node')).pods).toBe(before.pods + 1);
     await server.bus.request(PodRpc.stopWorker, { ownerId: OWNER, workerId: podId });
-    const exited = await waitFor(async () => { const r = await pods.findById(podId); return r?.exitedAt && r; }, 'the exit on the Pod');
+    const exited = await waitFor(async () => {
+      const r = await pods.findById(podId);
+      return r?.exitedAt && r;
+    }, 'the exit on the Pod');
     const after = await usage('tpl-node');
     expect(after.pods).toBe(before.pods);
     expect(Date.parse(after.lastUsedAt!)).toBeGreaterThanOrEqual(exited.exitedAt!.getTime());
@@ -189,12 +335,16 @@ describe('pod-rest shutdown', () => {
     const server = await startTestServer([secretsVaultService, podRestService]);
     let stopped = false;
     try {
-      await server.bus.serve(TemplateRpc.get, async ({ templateId }) => template(templateId, { dockerStartCmd: [process.execPath, fixture] }));
+      await server.bus.serve(TemplateRpc.get, async ({ templateId }) =>
+        template(templateId, { dockerStartCmd: [process.execPath, fixture] }),
+      );
       const compute = server.app.get(ComputeProvider, { strict: false });
       // Records every Pod update and whether it reached the database.
       const pods = server.app.get(PodsRepository, { strict: false });
       const update = pods.update.bind(pods);
-      const writes: Array<Promise<{ id: string; changes: Parameters<PodsRepository['update']>[1] }>> = [];
+      const writes: Array<
+        Promise<{ id: string; changes: Parameters<PodsRepository['update']>[1] }>
+      > = [];
       pods.update = (id, changes) => {
         const write = update(id, changes);
         writes.push(write.then(() => ({ id, changes })));
@@ -203,9 +353,19 @@ describe('pod-rest shutdown', () => {
       const pids: number[] = [];
       for (const [i, templateId] of ['tpl-a', 'tpl-a', 'tpl-b'].entries()) {
         const workerId = `wk-shutdown-${i}`;
-        await server.bus.request(PodRpc.startWorker, { ownerId: OWNER, workerId, endpointId: 'ep-2', templateId, slsVersion: 1, env: workerEnv(workerId, 'ep-2') });
+        await server.bus.request(PodRpc.startWorker, {
+          ownerId: OWNER,
+          workerId,
+          endpointId: 'ep-2',
+          templateId,
+          slsVersion: 1,
+          env: workerEnv(workerId, 'ep-2'),
+        });
         // Wait until its SIGTERM handler is installed (it prints its env first).
-        await waitFor(async () => (await compute.logs(workerId)).some((l) => l.text.startsWith('{')), 'the worker to run');
+        await waitFor(
+          async () => (await compute.logs(workerId)).some((l) => l.text.startsWith('{')),
+          'the worker to run',
+        );
         pids.push((await compute.status(workerId))!.pid!);
       }
       expect(pids.every(isAlive)).toBe(true);
@@ -214,9 +374,17 @@ describe('pod-rest shutdown', () => {
       expect(pids.filter(isAlive)).toEqual([]);
       // Their exits were recorded before the database closed.
       const exits = (await Promise.all(writes)).filter((w) => w.changes.exitedAt);
-      expect(exits.map((w) => w.id).sort()).toEqual(['wk-shutdown-0', 'wk-shutdown-1', 'wk-shutdown-2']);
+      expect(exits.map((w) => w.id).sort()).toEqual([
+        'wk-shutdown-0',
+        'wk-shutdown-1',
+        'wk-shutdown-2',
+      ]);
       for (const { changes } of exits) {
-        expect(changes).toMatchObject({ desiredStatus: 'EXITED', exitCode: 0, lastStatusChange: expect.stringMatching(/^Stopped with the server \(exit code 0\): /) });
+        expect(changes).toMatchObject({
+          desiredStatus: 'EXITED',
+          exitCode: 0,
+          lastStatusChange: expect.stringMatching(/^Stopped with the server \(exit code 0\): /),
+        });
       }
     } finally {
       if (!stopped) await server.stop();

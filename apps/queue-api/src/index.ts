@@ -11,9 +11,21 @@ export const queueApiService: ServiceDescriptor = {
   migrationsDir: QUEUE_API_MIGRATIONS,
   openApi: {
     tags: [
-      { name: 'Queue', description: 'Jobs of a serverless endpoint (RunPod queue API): submit, wait, status, stream, cancel, retry, purge, health.' },
-      { name: 'Worker protocol', description: "What RunPod's worker SDK calls: take jobs, post results and stream chunks, ping, job-stop." },
-      { name: 'OpenAI-compatible', description: 'OpenAI API requests run as jobs: `base_url = <server>/v2/{endpointId}/openai/v1`.' },
+      {
+        name: 'Queue',
+        description:
+          'Jobs of a serverless endpoint (RunPod queue API): submit, wait, status, stream, cancel, retry, purge, health.',
+      },
+      {
+        name: 'Worker protocol',
+        description:
+          "What RunPod's worker SDK calls: take jobs, post results and stream chunks, ping, job-stop.",
+      },
+      {
+        name: 'OpenAI-compatible',
+        description:
+          'OpenAI API requests run as jobs: `base_url = <server>/v2/{endpointId}/openai/v1`.',
+      },
     ],
   },
 };

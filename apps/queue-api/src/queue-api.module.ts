@@ -23,9 +23,28 @@ import { WorkerService } from './workers/worker.service.js';
 export const QUEUE_API_MIGRATIONS = fileURLToPath(new URL('../prisma/migrations', import.meta.url));
 
 @Module({
-  imports: [DatabaseModule.forService({ service: 'queue-api', client: PrismaClient, migrationsDir: QUEUE_API_MIGRATIONS })],
+  imports: [
+    DatabaseModule.forService({
+      service: 'queue-api',
+      client: PrismaClient,
+      migrationsDir: QUEUE_API_MIGRATIONS,
+    }),
+  ],
   controllers: [QueueController, StreamController, WorkerController, OpenAiController],
-  providers: [QueueService, StreamService, WorkerService, OpenAiService, IdempotencyService, IdempotencyRepository, LongPolls, PayloadLimits,
-    LimitSettings, QueueLimits, QueueLimitsInterceptor, ReplicaRegistry, WorkerCounts],
+  providers: [
+    QueueService,
+    StreamService,
+    WorkerService,
+    OpenAiService,
+    IdempotencyService,
+    IdempotencyRepository,
+    LongPolls,
+    PayloadLimits,
+    LimitSettings,
+    QueueLimits,
+    QueueLimitsInterceptor,
+    ReplicaRegistry,
+    WorkerCounts,
+  ],
 })
 export class QueueApiModule {}

@@ -26,17 +26,24 @@ limitsSuite('PostgreSQL', async () => {
 
 describe('queue limits shared by two queue-api replicas (PostgreSQL)', () => {
   const servers: TestServer[] = [];
-  afterAll(async () => { await Promise.all(servers.map((s) => s.stop())); }, 30_000);
+  afterAll(async () => {
+    await Promise.all(servers.map((s) => s.stop()));
+  }, 30_000);
 
   it('a rate limit holds across replicas: 1 purge on each, the 3rd on either is refused', async () => {
     if (!(await requireService('postgres', 'queue limits shared by replicas'))) return;
     used = true;
     for (let i = 0; i < 2; i++) {
-      const server = await startTestServer([secretsVaultService, queueApiService], { DATABASE_URL_QUEUE_API: databaseUrl() });
+      const server = await startTestServer([secretsVaultService, queueApiService], {
+        DATABASE_URL_QUEUE_API: databaseUrl(),
+      });
       servers.push(server);
       (await SchedulerStandIn.serve(server.bus))
         .on('purgeQueue', () => ({ removed: 0, status: 'completed' }))
-        .on('health', () => ({ jobs: { completed: 0, failed: 0, inProgress: 0, inQueue: 0, retried: 0 }, workers: { idle: 0, initializing: 0, ready: 0, running: 0, throttled: 0, unhealthy: 0 } }));
+        .on('health', () => ({
+          jobs: { completed: 0, failed: 0, inProgress: 0, inQueue: 0, retried: 0 },
+          workers: { idle: 0, initializing: 0, ready: 0, running: 0, throttled: 0, unhealthy: 0 },
+        }));
     }
     const [a, b] = servers;
     // Both servers' bootstrap admins are the same user (usr_admin), as with one vault.
@@ -49,11 +56,18 @@ describe('queue limits shared by two queue-api replicas (PostgreSQL)', () => {
 
   it('concurrent hits of two replicas, grouped into shared statements, each get their own place in the window', async () => {
     if (servers.length < 2) return; // the test above skipped
-    const [a, b] = servers.map((s) => new PostgresRateCounter(
-      s.app.get(PrismaClient, { strict: false }), s.app.get(DatabaseTargets, { strict: false }).targetFor('queue-api').schema));
+    const [a, b] = servers.map(
+      (s) =>
+        new PostgresRateCounter(
+          s.app.get(PrismaClient, { strict: false }),
+          s.app.get(DatabaseTargets, { strict: false }).targetFor('queue-api').schema,
+        ),
+    );
     const key = `u/ep-${Date.now()}/run`;
     const hits = await Promise.all(Array.from({ length: 60 }, (_, i) => (i % 2 ? a : b).hit(key)));
-    expect(hits.map((h) => h.count).sort((x, y) => x - y)).toEqual(Array.from({ length: 60 }, (_, i) => i + 1));
+    expect(hits.map((h) => h.count).sort((x, y) => x - y)).toEqual(
+      Array.from({ length: 60 }, (_, i) => i + 1),
+    );
     expect(hits.every((h) => h.msBeforeReset > 0 && h.msBeforeReset <= 10_000)).toBe(true);
     expect((await a.hit(`${key}-other`)).count).toBe(1);
     expect((await b.hit(key)).count).toBe(61);

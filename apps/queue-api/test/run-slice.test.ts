@@ -14,13 +14,23 @@ describe('the /run slice through queue-api, the vault and the scheduler', () => 
   beforeAll(async () => {
     server = await startTestServer([secretsVaultService, schedulerService, queueApiService]);
     // Endpoints need an existing template; template-graphql is not part of this slice.
-    await server.bus.serve(TemplateRpc.get, async ({ templateId }) => ({ id: templateId, name: 'slice' } as Template));
-    const { principal } = await server.bus.request(VaultRpc.verifyApiKey, { keyHash: hashApiKey(server.apiKey) });
-    const create = () => server.bus.request(SchedulerRpc.createEndpoint,
-      { ownerId: principal!.userId, endpoint: { templateId: 'tpl-slice', workersMin: 0, workersMax: 0 } });
+    await server.bus.serve(
+      TemplateRpc.get,
+      async ({ templateId }) => ({ id: templateId, name: 'slice' }) as Template,
+    );
+    const { principal } = await server.bus.request(VaultRpc.verifyApiKey, {
+      keyHash: hashApiKey(server.apiKey),
+    });
+    const create = () =>
+      server.bus.request(SchedulerRpc.createEndpoint, {
+        ownerId: principal!.userId,
+        endpoint: { templateId: 'tpl-slice', workersMin: 0, workersMax: 0 },
+      });
     [epA, epB] = [(await create()).id, (await create()).id];
   }, 60_000);
-  afterAll(async () => { await server?.stop(); });
+  afterAll(async () => {
+    await server?.stop();
+  });
 
   it('creates a job IN_QUEUE and reads it back, only through its endpoint', async () => {
     const run = await server.call('POST', `/v2/${epA}/run`, { input: { n: 1 } });
@@ -32,7 +42,11 @@ describe('the /run slice through queue-api, the vault and the scheduler', () => 
     expect(status.body).not.toHaveProperty('output');
     const elsewhere = await server.call('GET', `/v2/${epB}/status/${run.body.id}`);
     expect(elsewhere.status).toBe(404);
-    expect(elsewhere.body).toMatchObject({ status: 404, error: expect.any(String), message: expect.any(String) });
+    expect(elsewhere.body).toMatchObject({
+      status: 404,
+      error: expect.any(String),
+      message: expect.any(String),
+    });
     const unknown = await server.call('POST', '/v2/no-such-endpoint/run', { input: {} });
     expect(unknown.status).toBe(404);
   });
@@ -40,8 +54,16 @@ describe('the /run slice through queue-api, the vault and the scheduler', () => 
   it('rejects bad input with 400 details and unknown keys with 401', async () => {
     const bad = await server.call('POST', `/v2/${epA}/run`, { input: 'x', policy: { ttl: 1 } });
     expect(bad.status).toBe(400);
-    expect(bad.body.details.map((d: { path: string }) => d.path).sort()).toEqual(['input', 'policy.ttl']);
-    const anon = await server.call('POST', `/v2/${epA}/run`, { input: {} }, { authorization: 'Bearer wrong-key' });
+    expect(bad.body.details.map((d: { path: string }) => d.path).sort()).toEqual([
+      'input',
+      'policy.ttl',
+    ]);
+    const anon = await server.call(
+      'POST',
+      `/v2/${epA}/run`,
+      { input: {} },
+      { authorization: 'Bearer wrong-key' },
+    );
     expect(anon.status).toBe(401);
   });
 

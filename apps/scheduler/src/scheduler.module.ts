@@ -33,14 +33,38 @@ export const SCHEDULER_MIGRATIONS = fileURLToPath(new URL('../prisma/migrations'
  * `timers/` (durable deadlines), `autoscaler/` (starting and stopping managed workers).
  */
 @Module({
-  imports: [DatabaseModule.forService({ service: 'scheduler', client: PrismaClient, migrationsDir: SCHEDULER_MIGRATIONS })],
+  imports: [
+    DatabaseModule.forService({
+      service: 'scheduler',
+      client: PrismaClient,
+      migrationsDir: SCHEDULER_MIGRATIONS,
+    }),
+  ],
   controllers: [JobsBusController, WorkersBusController, EndpointsBusController],
   providers: [
-    SchedulerSettings, SchedulerTables, JobChanges, SchedulerMetrics,
-    EndpointsRepository, EndpointCache, JobsRepository, WorkersRepository, LeaseRepository,
-    EndpointsService, JobsService, WorkerProtocolService, WorkerLiveness,
-    Leadership, Sweeper, PublicUrl, Autoscaler,
-    outboxRelayProvider({ service: 'scheduler', client: PrismaClient, events: [JobEvents.finished], logger: LOGGER }),
+    SchedulerSettings,
+    SchedulerTables,
+    JobChanges,
+    SchedulerMetrics,
+    EndpointsRepository,
+    EndpointCache,
+    JobsRepository,
+    WorkersRepository,
+    LeaseRepository,
+    EndpointsService,
+    JobsService,
+    WorkerProtocolService,
+    WorkerLiveness,
+    Leadership,
+    Sweeper,
+    PublicUrl,
+    Autoscaler,
+    outboxRelayProvider({
+      service: 'scheduler',
+      client: PrismaClient,
+      events: [JobEvents.finished],
+      logger: LOGGER,
+    }),
   ],
 })
 export class SchedulerModule {}

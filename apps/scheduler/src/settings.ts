@@ -25,11 +25,23 @@ export class SchedulerSettings {
 
   constructor(config: RunplaneConfig) {
     const env = environmentOf(config);
-    this.pingIntervalMs = intSetting(env, 'RUNPLANE_WORKER_PING_INTERVAL_MS', DEFAULT_PING_INTERVAL_MS, 100, 600_000);
+    this.pingIntervalMs = intSetting(
+      env,
+      'RUNPLANE_WORKER_PING_INTERVAL_MS',
+      DEFAULT_PING_INTERVAL_MS,
+      100,
+      600_000,
+    );
     this.sweepIntervalMs = intSetting(env, 'RUNPLANE_SCHEDULER_SWEEP_MS', 500, 20, 60_000);
     this.autoscaleIntervalMs = intSetting(env, 'RUNPLANE_AUTOSCALE_INTERVAL_MS', 1000, 20, 60_000);
     this.autoscaleSettledMs = intSetting(env, 'RUNPLANE_AUTOSCALE_SETTLED_MS', 5000, 0, 600_000);
-    this.workerStartTimeoutMs = intSetting(env, 'RUNPLANE_WORKER_START_TIMEOUT_MS', 120_000, 1000, 3_600_000);
+    this.workerStartTimeoutMs = intSetting(
+      env,
+      'RUNPLANE_WORKER_START_TIMEOUT_MS',
+      120_000,
+      1000,
+      3_600_000,
+    );
     this.longPollRecheckMs = intSetting(env, 'RUNPLANE_LONG_POLL_RECHECK_MS', 2000, 50, 60_000);
     this.publicUrl = config.RUNPLANE_PUBLIC_URL?.replace(/\/+$/, '') || undefined;
   }

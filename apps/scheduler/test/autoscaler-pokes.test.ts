@@ -9,11 +9,16 @@ describe('autoscaler pokes', () => {
   let ticks: ReturnType<typeof jest.spyOn>;
   beforeAll(async () => {
     // A settled window far longer than the test: a slow machine cannot make it lapse mid-test.
-    h = await startHarness({ RUNPLANE_AUTOSCALE_INTERVAL_MS: '60000', RUNPLANE_AUTOSCALE_SETTLED_MS: '60000' });
+    h = await startHarness({
+      RUNPLANE_AUTOSCALE_INTERVAL_MS: '60000',
+      RUNPLANE_AUTOSCALE_SETTLED_MS: '60000',
+    });
     // Every tick reads the queue statistics once.
     ticks = jest.spyOn(h.server.app.get(JobsRepository, { strict: false }), 'queueStats');
   }, 90_000);
-  afterAll(async () => { await h?.stop(); });
+  afterAll(async () => {
+    await h?.stop();
+  });
 
   it('new jobs on an endpoint that may start no worker run no tick; a configuration change does', async () => {
     const ep = await h.endpoint({ workersMin: 0, workersMax: 0 });
@@ -30,7 +35,11 @@ describe('autoscaler pokes', () => {
     }
     await sleep(300);
     expect(ticks.mock.calls.length).toBe(before);
-    await h.call(SchedulerRpc.updateEndpoint, { ownerId: OWNER, endpointId: ep, changes: { workersMax: 1 } as never });
+    await h.call(SchedulerRpc.updateEndpoint, {
+      ownerId: OWNER,
+      endpointId: ep,
+      changes: { workersMax: 1 } as never,
+    });
     await until(async () => ticks.mock.calls.length > before, 10_000, 'the tick after the change');
   }, 90_000);
 });

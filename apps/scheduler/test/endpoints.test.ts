@@ -8,24 +8,55 @@ describe('endpoints over the bus', () => {
   const stopped: string[] = [];
   beforeAll(async () => {
     h = await startHarness();
-    await h.server.bus.serve(PodRpc.stopWorker, async ({ workerId }) => { stopped.push(workerId); return { ok: true as const }; });
+    await h.server.bus.serve(PodRpc.stopWorker, async ({ workerId }) => {
+      stopped.push(workerId);
+      return { ok: true as const };
+    });
   }, 90_000);
-  afterAll(async () => { await h?.stop(); });
+  afterAll(async () => {
+    await h?.stop();
+  });
 
   it('creates an endpoint with the contract §6 defaults; version starts at 1', async () => {
-    const ep = await h.call(SchedulerRpc.createEndpoint, { ownerId: OWNER, endpoint: { templateId: 'tpl-1' } as never });
-    expect(ep).toEqual({
-      id: expect.stringMatching(/^[a-z0-9]{16}$/), name: '', templateId: 'tpl-1', userId: OWNER, version: 1, createdAt: expect.any(String),
-      computeType: 'GPU', gpuTypeIds: [], gpuCount: ENDPOINT_DEFAULTS.gpuCount, cpuFlavorIds: [], vcpuCount: 2, dataCenterIds: [], env: {},
-      executionTimeoutMs: 600_000, idleTimeout: 5, scalerType: 'QUEUE_DELAY', scalerValue: 4, workersMin: 0, workersMax: 3, networkVolumeId: null,
+    const ep = await h.call(SchedulerRpc.createEndpoint, {
+      ownerId: OWNER,
+      endpoint: { templateId: 'tpl-1' } as never,
     });
-    expect(await h.call(SchedulerRpc.getEndpoint, { ownerId: OWNER, endpointId: ep.id })).toEqual(ep);
+    expect(ep).toEqual({
+      id: expect.stringMatching(/^[a-z0-9]{16}$/),
+      name: '',
+      templateId: 'tpl-1',
+      userId: OWNER,
+      version: 1,
+      createdAt: expect.any(String),
+      computeType: 'GPU',
+      gpuTypeIds: [],
+      gpuCount: ENDPOINT_DEFAULTS.gpuCount,
+      cpuFlavorIds: [],
+      vcpuCount: 2,
+      dataCenterIds: [],
+      env: {},
+      executionTimeoutMs: 600_000,
+      idleTimeout: 5,
+      scalerType: 'QUEUE_DELAY',
+      scalerValue: 4,
+      workersMin: 0,
+      workersMax: 3,
+      networkVolumeId: null,
+    });
+    expect(await h.call(SchedulerRpc.getEndpoint, { ownerId: OWNER, endpointId: ep.id })).toEqual(
+      ep,
+    );
   });
 
   it('is scoped to its owner: another user gets 404 and does not list it', async () => {
     const id = await h.endpoint({ name: 'mine' });
-    expect((await h.call(SchedulerRpc.listEndpoints, { ownerId: OWNER })).map((e) => e.id)).toContain(id);
-    expect((await h.call(SchedulerRpc.listEndpoints, { ownerId: OTHER })).map((e) => e.id)).not.toContain(id);
+    expect(
+      (await h.call(SchedulerRpc.listEndpoints, { ownerId: OWNER })).map((e) => e.id),
+    ).toContain(id);
+    expect(
+      (await h.call(SchedulerRpc.listEndpoints, { ownerId: OTHER })).map((e) => e.id),
+    ).not.toContain(id);
     for (const [rpc, payload] of [
       [SchedulerRpc.getEndpoint, { ownerId: OTHER, endpointId: id }],
       [SchedulerRpc.updateEndpoint, { ownerId: OTHER, endpointId: id, changes: { name: 'x' } }],
@@ -37,11 +68,24 @@ describe('endpoints over the bus', () => {
   });
 
   it('rejects an unknown template with 400 naming templateId, and bad worker ranges', async () => {
-    const err = await h.error(SchedulerRpc.createEndpoint, { ownerId: OWNER, endpoint: { templateId: 'tpl-missing' } as never });
-    expect([err.status, err.message, err.details?.[0]?.path]).toEqual([400, 'templateId tpl-missing does not exist', 'templateId']);
-    const range = await h.error(SchedulerRpc.createEndpoint, { ownerId: OWNER, endpoint: { templateId: 'tpl-1', workersMin: 3, workersMax: 1 } as never });
+    const err = await h.error(SchedulerRpc.createEndpoint, {
+      ownerId: OWNER,
+      endpoint: { templateId: 'tpl-missing' } as never,
+    });
+    expect([err.status, err.message, err.details?.[0]?.path]).toEqual([
+      400,
+      'templateId tpl-missing does not exist',
+      'templateId',
+    ]);
+    const range = await h.error(SchedulerRpc.createEndpoint, {
+      ownerId: OWNER,
+      endpoint: { templateId: 'tpl-1', workersMin: 3, workersMax: 1 } as never,
+    });
     expect([range.status, range.details?.[0]?.path]).toEqual([400, 'workersMin']);
-    const invalid = await h.error(SchedulerRpc.createEndpoint, { ownerId: OWNER, endpoint: { templateId: 'tpl-1', scalerType: 'FAST' } as never });
+    const invalid = await h.error(SchedulerRpc.createEndpoint, {
+      ownerId: OWNER,
+      endpoint: { templateId: 'tpl-1', scalerType: 'FAST' } as never,
+    });
     expect(invalid.status).toBe(400);
   });
 
@@ -49,7 +93,10 @@ describe('endpoints over the bus', () => {
     try {
       for (const mode of ['down', 'crashing'] as const) {
         h.templateService = mode;
-        const err = await h.error(SchedulerRpc.createEndpoint, { ownerId: OWNER, endpoint: { templateId: 'tpl-1' } as never });
+        const err = await h.error(SchedulerRpc.createEndpoint, {
+          ownerId: OWNER,
+          endpoint: { templateId: 'tpl-1' } as never,
+        });
         expect([mode, err.status]).toEqual([mode, 503]);
       }
     } finally {
@@ -59,16 +106,40 @@ describe('endpoints over the bus', () => {
 
   it('update changes the fields given; a new template bumps the version, scaling settings do not', async () => {
     const id = await h.endpoint({ name: 'a' });
-    const update = (changes: Record<string, unknown>) => h.call(SchedulerRpc.updateEndpoint, { ownerId: OWNER, endpointId: id, changes: changes as never });
-    expect(await update({ name: 'b', workersMax: 2, idleTimeout: 30 })).toMatchObject({ name: 'b', workersMax: 2, idleTimeout: 30, version: 1, templateId: 'tpl-1' });
+    const update = (changes: Record<string, unknown>) =>
+      h.call(SchedulerRpc.updateEndpoint, {
+        ownerId: OWNER,
+        endpointId: id,
+        changes: changes as never,
+      });
+    expect(await update({ name: 'b', workersMax: 2, idleTimeout: 30 })).toMatchObject({
+      name: 'b',
+      workersMax: 2,
+      idleTimeout: 30,
+      version: 1,
+      templateId: 'tpl-1',
+    });
     expect(await update({ templateId: 'tpl-1' })).toMatchObject({ version: 1 }); // unchanged value
-    expect(await update({ templateId: 'tpl-2' })).toMatchObject({ version: 2, templateId: 'tpl-2' });
+    expect(await update({ templateId: 'tpl-2' })).toMatchObject({
+      version: 2,
+      templateId: 'tpl-2',
+    });
     expect(await update({ gpuTypeIds: ['NVIDIA L40S'] })).toMatchObject({ version: 3 });
-    const bad = await h.error(SchedulerRpc.updateEndpoint, { ownerId: OWNER, endpointId: id, changes: { templateId: 'tpl-missing' } as never });
+    const bad = await h.error(SchedulerRpc.updateEndpoint, {
+      ownerId: OWNER,
+      endpointId: id,
+      changes: { templateId: 'tpl-missing' } as never,
+    });
     expect(bad.status).toBe(400);
-    const range = await h.error(SchedulerRpc.updateEndpoint, { ownerId: OWNER, endpointId: id, changes: { workersMin: 5 } as never });
+    const range = await h.error(SchedulerRpc.updateEndpoint, {
+      ownerId: OWNER,
+      endpointId: id,
+      changes: { workersMin: 5 } as never,
+    });
     expect(range.status).toBe(400);
-    expect(await h.call(SchedulerRpc.getEndpoint, { ownerId: OWNER, endpointId: id })).toMatchObject({ version: 3, workersMin: 0, workersMax: 2 });
+    expect(
+      await h.call(SchedulerRpc.getEndpoint, { ownerId: OWNER, endpointId: id }),
+    ).toMatchObject({ version: 3, workersMin: 0, workersMax: 2 });
   });
 
   it('a TemplateEvents.updated event bumps the version of every endpoint on that template', async () => {
@@ -77,19 +148,34 @@ describe('endpoints over the bus', () => {
     const b = await h.endpoint({ templateId: 'tpl-event' }, OTHER);
     const c = await h.endpoint({ templateId: 'tpl-1' });
     await h.server.bus.publish(TemplateEvents.updated, { templateId: 'tpl-event', ownerId: OWNER });
-    await until(async () => (await h.call(SchedulerRpc.getEndpoint, { ownerId: OWNER, endpointId: a })).version === 2, 10_000, 'version bump');
-    expect((await h.call(SchedulerRpc.getEndpoint, { ownerId: OTHER, endpointId: b })).version).toBe(2);
-    expect((await h.call(SchedulerRpc.getEndpoint, { ownerId: OWNER, endpointId: c })).version).toBe(1);
+    await until(
+      async () =>
+        (await h.call(SchedulerRpc.getEndpoint, { ownerId: OWNER, endpointId: a })).version === 2,
+      10_000,
+      'version bump',
+    );
+    expect(
+      (await h.call(SchedulerRpc.getEndpoint, { ownerId: OTHER, endpointId: b })).version,
+    ).toBe(2);
+    expect(
+      (await h.call(SchedulerRpc.getEndpoint, { ownerId: OWNER, endpointId: c })).version,
+    ).toBe(1);
   });
 
   it('tells template-graphql how many endpoints (of any user) use a template', async () => {
     h.templates.add('tpl-usage');
-    expect(await h.call(SchedulerRpc.templateUsage, { templateId: 'tpl-usage' })).toEqual({ endpoints: 0 });
+    expect(await h.call(SchedulerRpc.templateUsage, { templateId: 'tpl-usage' })).toEqual({
+      endpoints: 0,
+    });
     const mine = await h.endpoint({ templateId: 'tpl-usage' });
     await h.endpoint({ templateId: 'tpl-usage' }, OTHER);
-    expect(await h.call(SchedulerRpc.templateUsage, { templateId: 'tpl-usage' })).toEqual({ endpoints: 2 });
+    expect(await h.call(SchedulerRpc.templateUsage, { templateId: 'tpl-usage' })).toEqual({
+      endpoints: 2,
+    });
     await h.call(SchedulerRpc.deleteEndpoint, { ownerId: OWNER, endpointId: mine });
-    expect(await h.call(SchedulerRpc.templateUsage, { templateId: 'tpl-usage' })).toEqual({ endpoints: 1 });
+    expect(await h.call(SchedulerRpc.templateUsage, { templateId: 'tpl-usage' })).toEqual({
+      endpoints: 1,
+    });
   });
 
   it('applies each template event once, however often it is delivered', async () => {
@@ -98,35 +184,90 @@ describe('endpoints over the bus', () => {
     const endpoints = h.server.app.get(EndpointsService, { strict: false });
     await endpoints.templateUpdated('tpl-dedupe', 'evt-dedupe-1');
     await endpoints.templateUpdated('tpl-dedupe', 'evt-dedupe-1'); // a redelivery
-    expect((await h.call(SchedulerRpc.getEndpoint, { ownerId: OWNER, endpointId: id })).version).toBe(2);
+    expect(
+      (await h.call(SchedulerRpc.getEndpoint, { ownerId: OWNER, endpointId: id })).version,
+    ).toBe(2);
     await endpoints.templateUpdated('tpl-dedupe', 'evt-dedupe-2');
-    expect((await h.call(SchedulerRpc.getEndpoint, { ownerId: OWNER, endpointId: id })).version).toBe(3);
+    expect(
+      (await h.call(SchedulerRpc.getEndpoint, { ownerId: OWNER, endpointId: id })).version,
+    ).toBe(3);
   });
 
   it('releaseTemplate applies the rolling release at once; the event carrying the same id later changes nothing', async () => {
     h.templates.add('tpl-release');
     const id = await h.endpoint({ templateId: 'tpl-release' });
-    expect(await h.call(SchedulerRpc.releaseTemplate, { templateId: 'tpl-release', eventId: 'evt-release-1' })).toEqual({ ok: true });
-    expect((await h.call(SchedulerRpc.getEndpoint, { ownerId: OWNER, endpointId: id })).version).toBe(2);
-    await h.server.app.get(EndpointsService, { strict: false }).templateUpdated('tpl-release', 'evt-release-1'); // the event arrives
-    expect((await h.call(SchedulerRpc.getEndpoint, { ownerId: OWNER, endpointId: id })).version).toBe(2);
-    await expect(h.call(SchedulerRpc.releaseTemplate, { templateId: 'tpl-release' } as never)).rejects.toMatchObject({ status: 400 });
+    expect(
+      await h.call(SchedulerRpc.releaseTemplate, {
+        templateId: 'tpl-release',
+        eventId: 'evt-release-1',
+      }),
+    ).toEqual({ ok: true });
+    expect(
+      (await h.call(SchedulerRpc.getEndpoint, { ownerId: OWNER, endpointId: id })).version,
+    ).toBe(2);
+    await h.server.app
+      .get(EndpointsService, { strict: false })
+      .templateUpdated('tpl-release', 'evt-release-1'); // the event arrives
+    expect(
+      (await h.call(SchedulerRpc.getEndpoint, { ownerId: OWNER, endpointId: id })).version,
+    ).toBe(2);
+    await expect(
+      h.call(SchedulerRpc.releaseTemplate, { templateId: 'tpl-release' } as never),
+    ).rejects.toMatchObject({ status: 400 });
   });
 
   it('delete removes queued jobs, cancels running ones (their workers are told), and stops its workers', async () => {
     const ep = await h.endpoint();
     const running = await h.submit(ep);
     const queued = await h.submit(ep);
-    const [taken] = (await h.call(SchedulerRpc.takeJobs, { endpointId: ep, workerId: 'w-del', batchSize: 1, waitMs: 0 })).jobs;
+    const [taken] = (
+      await h.call(SchedulerRpc.takeJobs, {
+        endpointId: ep,
+        workerId: 'w-del',
+        batchSize: 1,
+        waitMs: 0,
+      })
+    ).jobs;
     expect(taken.id).toBe(running);
-    expect(await h.call(SchedulerRpc.deleteEndpoint, { ownerId: OWNER, endpointId: ep })).toEqual({ ok: true });
-    expect((await h.error(SchedulerRpc.getEndpoint, { ownerId: OWNER, endpointId: ep })).status).toBe(404);
-    expect((await h.error(SchedulerRpc.submitJob, { ownerId: OWNER, endpointId: ep, jobId: 'after-delete', mode: 'run', job: { input: {} } as never })).status).toBe(404);
-    expect((await h.error(SchedulerRpc.getJob, { ownerId: OWNER, endpointId: ep, jobId: queued })).status).toBe(404);
-    expect((await h.call(SchedulerRpc.getJob, { ownerId: OWNER, endpointId: ep, jobId: running })).status).toBe('CANCELLED');
-    expect((await h.error(SchedulerRpc.deleteEndpoint, { ownerId: OWNER, endpointId: ep })).status).toBe(404);
+    expect(await h.call(SchedulerRpc.deleteEndpoint, { ownerId: OWNER, endpointId: ep })).toEqual({
+      ok: true,
+    });
+    expect(
+      (await h.error(SchedulerRpc.getEndpoint, { ownerId: OWNER, endpointId: ep })).status,
+    ).toBe(404);
+    expect(
+      (
+        await h.error(SchedulerRpc.submitJob, {
+          ownerId: OWNER,
+          endpointId: ep,
+          jobId: 'after-delete',
+          mode: 'run',
+          job: { input: {} } as never,
+        })
+      ).status,
+    ).toBe(404);
+    expect(
+      (await h.error(SchedulerRpc.getJob, { ownerId: OWNER, endpointId: ep, jobId: queued }))
+        .status,
+    ).toBe(404);
+    expect(
+      (await h.call(SchedulerRpc.getJob, { ownerId: OWNER, endpointId: ep, jobId: running }))
+        .status,
+    ).toBe('CANCELLED');
+    expect(
+      (await h.error(SchedulerRpc.deleteEndpoint, { ownerId: OWNER, endpointId: ep })).status,
+    ).toBe(404);
     // the worker (external here) is forgotten by the autoscaler
-    expect((await h.error(SchedulerRpc.takeJobs, { endpointId: ep, workerId: 'w-del', batchSize: 1, waitMs: 0 })).status).toBe(404);
+    expect(
+      (
+        await h.error(SchedulerRpc.takeJobs, {
+          endpointId: ep,
+          workerId: 'w-del',
+          batchSize: 1,
+          waitMs: 0,
+        })
+      ).status,
+    ).toBe(404);
     expect(stopped).not.toContain('w-del'); // not a managed worker: nothing to stop in pod-rest
   });
 });

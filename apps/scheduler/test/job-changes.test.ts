@@ -8,7 +8,9 @@ import { WorkersBusController } from '../src/workers/workers.bus-controller.js';
 /** 'woken' when the wait ends within 2 s (its own timeout is 30 s), else 'still waiting'. */
 async function outcome(p: Promise<unknown>): Promise<string> {
   let timer: NodeJS.Timeout | undefined;
-  const late = new Promise<string>((r) => { timer = setTimeout(() => r('still waiting'), 2000); });
+  const late = new Promise<string>((r) => {
+    timer = setTimeout(() => r('still waiting'), 2000);
+  });
   try {
     return await Promise.race([p.then(() => 'woken'), late]);
   } finally {
@@ -20,54 +22,79 @@ describe('JobChanges (long-poll wake-ups)', () => {
   const bus = new InProcessBus();
   const made: JobChanges[] = [];
   const changes = (readiness?: { isDraining: boolean }) => {
-    const c = new JobChanges(bus, createLogger({ level: 'silent' }), readiness as ReadinessService | undefined);
+    const c = new JobChanges(
+      bus,
+      createLogger({ level: 'silent' }),
+      readiness as ReadinessService | undefined,
+    );
     made.push(c);
     return c;
   };
   afterEach(() => made.splice(0).forEach((c) => c.onModuleDestroy()));
   afterAll(() => bus.close());
 
-  it('a job\'s change wakes the polls of that job only', async () => {
+  it("a job's change wakes the polls of that job only", async () => {
     const c = changes();
     const job = c.waitForJob('ep1', 'j1', 30_000);
     const otherJob = c.waitForJob('ep1', 'j2', 30_000);
     const take = c.waitForWork('ep1', 'w', 30_000);
     const stop = c.waitForStops('ep1', 30_000);
     c.changed('ep1', 'j1');
-    expect(await Promise.all([outcome(job), outcome(otherJob), outcome(take), outcome(stop)]))
-      .toEqual(['woken', 'still waiting', 'still waiting', 'still waiting']);
+    expect(
+      await Promise.all([outcome(job), outcome(otherJob), outcome(take), outcome(stop)]),
+    ).toEqual(['woken', 'still waiting', 'still waiting', 'still waiting']);
   });
 
   it('a queued job wakes one waiting job-take, the oldest; n queued jobs wake n', async () => {
     const c = changes();
     const order: number[] = [];
-    const takes = [0, 1, 2, 3].map((i) => c.waitForWork('ep1', 'w', 30_000).then(() => { order.push(i); }));
+    const takes = [0, 1, 2, 3].map((i) =>
+      c.waitForWork('ep1', 'w', 30_000).then(() => {
+        order.push(i);
+      }),
+    );
     c.changed('ep1', 'j1', { queued: 1 });
     expect(await outcome(takes[0])).toBe('woken');
     expect(await outcome(takes[1])).toBe('still waiting');
     c.changed('ep1', 'j2', { queued: 2 });
-    expect(await Promise.all([outcome(takes[1]), outcome(takes[2]), outcome(takes[3])])).toEqual(['woken', 'woken', 'still waiting']);
+    expect(await Promise.all([outcome(takes[1]), outcome(takes[2]), outcome(takes[3])])).toEqual([
+      'woken',
+      'woken',
+      'still waiting',
+    ]);
     expect(order).toEqual([0, 1, 2]);
   });
 
-  it('written stops wake the endpoint\'s job-stop polls', async () => {
+  it("written stops wake the endpoint's job-stop polls", async () => {
     const c = changes();
     const stops = [c.waitForStops('ep1', 30_000), c.waitForStops('ep1', 30_000)];
     const take = c.waitForWork('ep1', 'w', 30_000);
     c.changed('ep1', 'j1', { stops: true });
-    expect(await Promise.all([...stops, take].map(outcome))).toEqual(['woken', 'woken', 'still waiting']);
+    expect(await Promise.all([...stops, take].map(outcome))).toEqual([
+      'woken',
+      'woken',
+      'still waiting',
+    ]);
   });
 
   it('an endpoint-wide change wakes every poll of the endpoint, not those of others', async () => {
     const c = changes();
-    const polls = [c.waitForJob('ep1', 'j1', 30_000), c.waitForWork('ep1', 'w', 30_000), c.waitForWork('ep1', 'w', 30_000), c.waitForStops('ep1', 30_000)];
+    const polls = [
+      c.waitForJob('ep1', 'j1', 30_000),
+      c.waitForWork('ep1', 'w', 30_000),
+      c.waitForWork('ep1', 'w', 30_000),
+      c.waitForStops('ep1', 30_000),
+    ];
     const otherEndpoint = [c.waitForWork('ep2', 'w', 30_000), c.waitForJob('ep2', 'j1', 30_000)];
     c.changed('ep1');
     expect(await Promise.all(polls.map(outcome))).toEqual(['woken', 'woken', 'woken', 'woken']);
-    expect(await Promise.all(otherEndpoint.map(outcome))).toEqual(['still waiting', 'still waiting']);
+    expect(await Promise.all(otherEndpoint.map(outcome))).toEqual([
+      'still waiting',
+      'still waiting',
+    ]);
   });
 
-  it('does not miss a change that happened between the caller\'s read and its wait', async () => {
+  it("does not miss a change that happened between the caller's read and its wait", async () => {
     const c = changes();
     let mark = c.mark();
     c.changed('ep1', 'j1', { queued: 1 }); // lands while the callers read the database
@@ -83,19 +110,33 @@ describe('JobChanges (long-poll wake-ups)', () => {
 
   it('tells other replicas through the jobChanged signal, and they wake their polls', async () => {
     const received: unknown[] = [];
-    await bus.onSignal(SchedulerSignals.jobChanged, (p) => { received.push(p); });
+    await bus.onSignal(SchedulerSignals.jobChanged, (p) => {
+      received.push(p);
+    });
     const here = changes();
     const there = changes();
-    await bus.onSignal(SchedulerSignals.jobChanged, (p) => { there.received(p); here.received(p); });
+    await bus.onSignal(SchedulerSignals.jobChanged, (p) => {
+      there.received(p);
+      here.received(p);
+    });
     const remoteTake = there.waitForWork('ep9', 'w', 30_000);
     const localTakes = [here.waitForWork('ep9', 'w', 30_000), here.waitForWork('ep9', 'w', 30_000)];
     here.changed('ep9', 'j9', { queued: 1, stops: true });
     here.changed('ep9', 'j10'); // the same turn of the event loop: one message
     const ours = () => received.filter((s) => JSON.stringify(s).includes('ep9'));
-    for (let i = 0; i < 100 && ours().length === 0; i++) await new Promise((r) => setTimeout(r, 20));
+    for (let i = 0; i < 100 && ours().length === 0; i++)
+      await new Promise((r) => setTimeout(r, 20));
     await new Promise((r) => setTimeout(r, 50)); // a second message, were there one, would be here by now
     const mine = ours();
-    expect(mine).toEqual([{ origin: expect.any(String), changes: [{ endpointId: 'ep9', jobId: 'j9', queued: 1, stops: true }, { endpointId: 'ep9', jobId: 'j10' }] }]);
+    expect(mine).toEqual([
+      {
+        origin: expect.any(String),
+        changes: [
+          { endpointId: 'ep9', jobId: 'j9', queued: 1, stops: true },
+          { endpointId: 'ep9', jobId: 'j10' },
+        ],
+      },
+    ]);
     expect(await outcome(remoteTake)).toBe('woken');
     // Its own signal came back to `here` too, and was ignored: one new job, one local taker woken.
     expect(await Promise.all(localTakes.map(outcome))).toEqual(['woken', 'still waiting']);
@@ -106,7 +147,10 @@ describe('JobChanges (long-poll wake-ups)', () => {
     const controller = new WorkersBusController({} as never, c);
     const takes = [c.waitForWork('ep7', 'w', 30_000), c.waitForWork('ep7', 'w', 30_000)];
     const stop = c.waitForStops('ep7', 30_000);
-    controller.jobChanged({ origin: 'other', changes: [{ endpointId: 'ep7', jobId: 'j1', queued: 1 }, { bad: true } as never] });
+    controller.jobChanged({
+      origin: 'other',
+      changes: [{ endpointId: 'ep7', jobId: 'j1', queued: 1 }, { bad: true } as never],
+    });
     expect(await Promise.all(takes.map(outcome))).toEqual(['woken', 'still waiting']);
     controller.jobChanged({ endpointId: 'ep7', jobId: 'j2', stops: true } as never);
     expect(await outcome(stop)).toBe('woken');
@@ -132,7 +176,7 @@ describe('JobChanges (long-poll wake-ups)', () => {
     expect(await second).toBeUndefined();
   });
 
-  it('a job\'s waiters get its final state with the change that carried it', async () => {
+  it("a job's waiters get its final state with the change that carried it", async () => {
     const c = changes();
     const waiting = c.waitForJob<{ status: string }>('ep1', 'j1', 30_000);
     const plain = c.waitForJob('ep1', 'j2', 30_000);
@@ -165,13 +209,23 @@ describe('JobChanges (long-poll wake-ups)', () => {
 
   it('announce: ended jobs wake their awaiters and job-stop polls; requeued jobs also wake as many job-takes', async () => {
     const c = changes();
-    const takes = [c.waitForWork('ep1', 'w', 30_000), c.waitForWork('ep1', 'w', 30_000), c.waitForWork('ep1', 'w', 30_000)];
+    const takes = [
+      c.waitForWork('ep1', 'w', 30_000),
+      c.waitForWork('ep1', 'w', 30_000),
+      c.waitForWork('ep1', 'w', 30_000),
+    ];
     const stops = c.waitForStops('ep1', 30_000);
     const awaiter = c.waitForJob('ep1', 'j1', 30_000);
     c.announce([{ id: 'j1', endpointId: 'ep1' }], 'ended');
     expect(await Promise.all([awaiter, stops].map(outcome))).toEqual(['woken', 'woken']);
     expect(await outcome(takes[0])).toBe('still waiting');
-    c.announce([{ id: 'j2', endpointId: 'ep1' }, { id: 'j3', endpointId: 'ep1' }], 'requeued');
+    c.announce(
+      [
+        { id: 'j2', endpointId: 'ep1' },
+        { id: 'j3', endpointId: 'ep1' },
+      ],
+      'requeued',
+    );
     expect(await Promise.all(takes.map(outcome))).toEqual(['woken', 'woken', 'still waiting']);
   });
 

@@ -14,38 +14,76 @@ export function lifecycleSuite(name: string, env: () => Promise<Record<string, s
     let skip = false;
     beforeAll(async () => {
       const e = await env();
-      if (!e) { skip = true; return; }
+      if (!e) {
+        skip = true;
+        return;
+      }
       // A long ping interval: these tests hold jobs without pinging.
       h = await startHarness({ RUNPLANE_WORKER_PING_INTERVAL_MS: '60000', ...e });
     }, 90_000);
-    afterAll(async () => { await h?.stop(); });
+    afterAll(async () => {
+      await h?.stop();
+    });
 
-    const status = (endpointId: string, jobId: string) => h.call(SchedulerRpc.getJob, { ownerId: OWNER, endpointId, jobId });
+    const status = (endpointId: string, jobId: string) =>
+      h.call(SchedulerRpc.getJob, { ownerId: OWNER, endpointId, jobId });
     const take = (endpointId: string, workerId: string, batchSize = 1, waitMs = 0) =>
-      h.call(SchedulerRpc.takeJobs, { endpointId, workerId, batchSize, waitMs }, waitMs + 10_000).then((r) => r.jobs);
-    const done = (endpointId: string, workerId: string, jobId: string, body: Record<string, unknown>) =>
-      h.call(SchedulerRpc.jobDone, { endpointId, workerId, jobId, body, isStream: false });
-    const health = (endpointId: string) => h.call(SchedulerRpc.health, { ownerId: OWNER, endpointId });
+      h
+        .call(SchedulerRpc.takeJobs, { endpointId, workerId, batchSize, waitMs }, waitMs + 10_000)
+        .then((r) => r.jobs);
+    const done = (
+      endpointId: string,
+      workerId: string,
+      jobId: string,
+      body: Record<string, unknown>,
+    ) => h.call(SchedulerRpc.jobDone, { endpointId, workerId, jobId, body, isStream: false });
+    const health = (endpointId: string) =>
+      h.call(SchedulerRpc.health, { ownerId: OWNER, endpointId });
     /** A job taken by `workerId` (the only queued job of a fresh endpoint). */
-    const running = async (input: Record<string, unknown> = { n: 1 }, workerId = 'w-run', extra: Record<string, unknown> = {}) => {
+    const running = async (
+      input: Record<string, unknown> = { n: 1 },
+      workerId = 'w-run',
+      extra: Record<string, unknown> = {},
+    ) => {
       const ep = await h.endpoint();
       const id = await h.submit(ep, input, extra);
       expect((await take(ep, workerId)).map((j) => j.id)).toEqual([id]);
       return { ep, id };
     };
-    const guard = () => { if (skip) console.warn(`skipped: ${name} not available`); return skip; };
+    const guard = () => {
+      if (skip) console.warn(`skipped: ${name} not available`);
+      return skip;
+    };
 
     describe('submit and status', () => {
-      it('queues a job on the caller\'s endpoint; unknown or foreign endpoints are 404', async () => {
+      it("queues a job on the caller's endpoint; unknown or foreign endpoints are 404", async () => {
         if (guard()) return;
         const ep = await h.endpoint();
         const id = await h.submit(ep, { a: [1, 'two', null], nested: { z: 1, a: 2 } });
         expect(await status(ep, id)).toEqual({ id, status: 'IN_QUEUE', retries: 0 });
-        const unknown = await h.error(SchedulerRpc.submitJob, { ownerId: OWNER, endpointId: 'nope', jobId: 'j-x', mode: 'run', job: { input: {} } as never });
+        const unknown = await h.error(SchedulerRpc.submitJob, {
+          ownerId: OWNER,
+          endpointId: 'nope',
+          jobId: 'j-x',
+          mode: 'run',
+          job: { input: {} } as never,
+        });
         expect([unknown.status, unknown.code]).toEqual([404, 'ENDPOINT_NOT_FOUND']);
-        const foreign = await h.error(SchedulerRpc.submitJob, { ownerId: OTHER, endpointId: ep, jobId: 'j-y', mode: 'run', job: { input: {} } as never });
+        const foreign = await h.error(SchedulerRpc.submitJob, {
+          ownerId: OTHER,
+          endpointId: ep,
+          jobId: 'j-y',
+          mode: 'run',
+          job: { input: {} } as never,
+        });
         expect(foreign.status).toBe(404);
-        const invalid = await h.error(SchedulerRpc.submitJob, { ownerId: OWNER, endpointId: ep, jobId: 'j-z', mode: 'run', job: { input: 'text' } as never });
+        const invalid = await h.error(SchedulerRpc.submitJob, {
+          ownerId: OWNER,
+          endpointId: ep,
+          jobId: 'j-z',
+          mode: 'run',
+          job: { input: 'text' } as never,
+        });
         expect(invalid.status).toBe(400);
       });
 
@@ -53,11 +91,25 @@ export function lifecycleSuite(name: string, env: () => Promise<Record<string, s
         if (guard()) return;
         const ep = await h.endpoint();
         const other = await h.endpoint();
-        const req = { ownerId: OWNER, endpointId: ep, jobId: `dup-${Date.now()}`, mode: 'run' as const, job: { input: { n: 1 } } as never };
-        expect(await h.call(SchedulerRpc.submitJob, req)).toEqual({ id: req.jobId, status: 'IN_QUEUE' });
-        expect(await h.call(SchedulerRpc.submitJob, req)).toEqual({ id: req.jobId, status: 'IN_QUEUE' });
+        const req = {
+          ownerId: OWNER,
+          endpointId: ep,
+          jobId: `dup-${Date.now()}`,
+          mode: 'run' as const,
+          job: { input: { n: 1 } } as never,
+        };
+        expect(await h.call(SchedulerRpc.submitJob, req)).toEqual({
+          id: req.jobId,
+          status: 'IN_QUEUE',
+        });
+        expect(await h.call(SchedulerRpc.submitJob, req)).toEqual({
+          id: req.jobId,
+          status: 'IN_QUEUE',
+        });
         expect((await health(ep)).jobs.inQueue).toBe(1);
-        expect((await h.error(SchedulerRpc.submitJob, { ...req, endpointId: other })).status).toBe(409);
+        expect((await h.error(SchedulerRpc.submitJob, { ...req, endpointId: other })).status).toBe(
+          409,
+        );
       });
 
       it('concurrent submissions (grouped into shared statements) each get their own job; repeats of one id are one job', async () => {
@@ -66,21 +118,39 @@ export function lifecycleSuite(name: string, env: () => Promise<Record<string, s
         const other = await h.endpoint();
         const base = `c-${Date.now()}`;
         const submit = (endpointId: string, jobId: string, n: number) =>
-          h.call(SchedulerRpc.submitJob, { ownerId: OWNER, endpointId, jobId, mode: 'run', job: { input: { n, text: `é\u0000${n}` } } as never });
+          h.call(SchedulerRpc.submitJob, {
+            ownerId: OWNER,
+            endpointId,
+            jobId,
+            mode: 'run',
+            job: { input: { n, text: `é\u0000${n}` } } as never,
+          });
         const answers = await Promise.allSettled([
           ...Array.from({ length: 30 }, (_, i) => submit(ep, `${base}-${i}`, i)),
-          submit(ep, `${base}-0`, 0), submit(ep, `${base}-0`, 0), // repeats, in the same batch or the next
+          submit(ep, `${base}-0`, 0),
+          submit(ep, `${base}-0`, 0), // repeats, in the same batch or the next
           submit(other, `${base}-1`, 1), // the same id on another endpoint
         ]);
         expect(answers.slice(0, 32).map((a) => a.status)).toEqual(Array(32).fill('fulfilled'));
-        expect(answers[32]).toMatchObject({ status: 'rejected', reason: expect.objectContaining({ status: 409 }) });
+        expect(answers[32]).toMatchObject({
+          status: 'rejected',
+          reason: expect.objectContaining({ status: 409 }),
+        });
         expect((await health(ep)).jobs.inQueue).toBe(30);
         expect((await health(other)).jobs.inQueue).toBe(0);
         const jobs = await take(ep, 'w-batch', 30);
-        expect(jobs.map((j) => j.input).sort((a, b) => Number(a.n) - Number(b.n))).toEqual(Array.from({ length: 30 }, (_, n) => ({ n, text: `é\u0000${n}` })));
+        expect(jobs.map((j) => j.input).sort((a, b) => Number(a.n) - Number(b.n))).toEqual(
+          Array.from({ length: 30 }, (_, n) => ({ n, text: `é\u0000${n}` })),
+        );
         // Results of many jobs at once, and the same result posted twice: each job finishes once.
-        await Promise.all(jobs.flatMap((j) => [done(ep, 'w-batch', j.id, { output: j.input.n }), done(ep, 'w-batch', j.id, { output: -1 })]));
-        for (const j of jobs) expect(await status(ep, j.id)).toMatchObject({ status: 'COMPLETED', output: j.input.n });
+        await Promise.all(
+          jobs.flatMap((j) => [
+            done(ep, 'w-batch', j.id, { output: j.input.n }),
+            done(ep, 'w-batch', j.id, { output: -1 }),
+          ]),
+        );
+        for (const j of jobs)
+          expect(await status(ep, j.id)).toMatchObject({ status: 'COMPLETED', output: j.input.n });
         expect((await health(ep)).jobs).toMatchObject({ completed: 30, inProgress: 0, inQueue: 0 });
       });
 
@@ -89,9 +159,19 @@ export function lifecycleSuite(name: string, env: () => Promise<Record<string, s
         const ep = await h.endpoint();
         const other = await h.endpoint();
         const id = await h.submit(ep);
-        expect((await h.error(SchedulerRpc.getJob, { ownerId: OWNER, endpointId: other, jobId: id })).status).toBe(404);
-        expect((await h.error(SchedulerRpc.getJob, { ownerId: OTHER, endpointId: ep, jobId: id })).status).toBe(404);
-        const missing = await h.error(SchedulerRpc.getJob, { ownerId: OWNER, endpointId: ep, jobId: 'missing' });
+        expect(
+          (await h.error(SchedulerRpc.getJob, { ownerId: OWNER, endpointId: other, jobId: id }))
+            .status,
+        ).toBe(404);
+        expect(
+          (await h.error(SchedulerRpc.getJob, { ownerId: OTHER, endpointId: ep, jobId: id }))
+            .status,
+        ).toBe(404);
+        const missing = await h.error(SchedulerRpc.getJob, {
+          ownerId: OWNER,
+          endpointId: ep,
+          jobId: 'missing',
+        });
         expect([missing.status, missing.code]).toEqual([404, 'JOB_NOT_FOUND']);
       });
 
@@ -99,8 +179,22 @@ export function lifecycleSuite(name: string, env: () => Promise<Record<string, s
         if (guard()) return;
         const ep = await h.endpoint();
         const id = await h.submit(ep);
-        expect((await h.call(SchedulerRpc.getJob, { ownerId: OWNER, endpointId: ep, jobId: id, ttlMs: 60_000 })).status).toBe('IN_QUEUE');
-        const bad = await h.error(SchedulerRpc.getJob, { ownerId: OWNER, endpointId: ep, jobId: id, ttlMs: 5 });
+        expect(
+          (
+            await h.call(SchedulerRpc.getJob, {
+              ownerId: OWNER,
+              endpointId: ep,
+              jobId: id,
+              ttlMs: 60_000,
+            })
+          ).status,
+        ).toBe('IN_QUEUE');
+        const bad = await h.error(SchedulerRpc.getJob, {
+          ownerId: OWNER,
+          endpointId: ep,
+          jobId: id,
+          ttlMs: 5,
+        });
         expect([bad.status, bad.details?.[0]?.path]).toEqual([400, 'ttlMs']);
         expect((await status(ep, id)).status).toBe('IN_QUEUE'); // its elapsing is in timers.test.ts
       });
@@ -111,11 +205,25 @@ export function lifecycleSuite(name: string, env: () => Promise<Record<string, s
         if (guard()) return;
         const ep = await h.endpoint();
         const plain = await h.submit(ep, { p: 1 });
-        const rich = await h.submit(ep, { r: 1 }, { webhook: 'http://127.0.0.1:9/hook', s3Config: { bucketName: 'b', accessId: 'a' }, policy: { ttl: 60_000, lowPriority: false } });
+        const rich = await h.submit(
+          ep,
+          { r: 1 },
+          {
+            webhook: 'http://127.0.0.1:9/hook',
+            s3Config: { bucketName: 'b', accessId: 'a' },
+            policy: { ttl: 60_000, lowPriority: false },
+          },
+        );
         const jobs = await take(ep, 'w1', 5);
         expect(jobs).toEqual([
           { id: plain, input: { p: 1 } },
-          { id: rich, input: { r: 1 }, webhook: 'http://127.0.0.1:9/hook', s3Config: { bucketName: 'b', accessId: 'a' }, policy: { ttl: 60_000, lowPriority: false } },
+          {
+            id: rich,
+            input: { r: 1 },
+            webhook: 'http://127.0.0.1:9/hook',
+            s3Config: { bucketName: 'b', accessId: 'a' },
+            policy: { ttl: 60_000, lowPriority: false },
+          },
         ]);
         const rec = await status(ep, plain);
         expect(rec).toMatchObject({ status: 'IN_PROGRESS', workerId: 'w1' });
@@ -157,10 +265,20 @@ export function lifecycleSuite(name: string, env: () => Promise<Record<string, s
         const changes = h.server.app.get(JobChanges, { strict: false });
         await until(async () => changes.waitingTakes(ep) === 1, 10_000, 'the job-take waiting');
         const id = `hand-${Date.now()}`;
-        const submitted = await h.call(SchedulerRpc.submitJob, { ownerId: OWNER, endpointId: ep, jobId: id, mode: 'run', job: { input: { handed: true } } as never });
+        const submitted = await h.call(SchedulerRpc.submitJob, {
+          ownerId: OWNER,
+          endpointId: ep,
+          jobId: id,
+          mode: 'run',
+          job: { input: { handed: true } } as never,
+        });
         expect(submitted).toEqual({ id, status: 'IN_QUEUE' }); // what /run answers (spec), though it runs already
         expect(await waiting).toEqual([{ id, input: { handed: true } }]);
-        expect(await status(ep, id)).toMatchObject({ status: 'IN_PROGRESS', workerId: 'w-hand', delayTime: 0 });
+        expect(await status(ep, id)).toMatchObject({
+          status: 'IN_PROGRESS',
+          workerId: 'w-hand',
+          delayTime: 0,
+        });
         await done(ep, 'w-hand', id, { output: 'ok' });
         expect(await status(ep, id)).toMatchObject({ status: 'COMPLETED', output: 'ok' });
 
@@ -197,7 +315,9 @@ export function lifecycleSuite(name: string, env: () => Promise<Record<string, s
       it('progress shows IN_PROGRESS with output; the first final post wins; later posts change nothing', async () => {
         if (guard()) return;
         const { ep, id } = await running();
-        expect(await done(ep, 'w-run', id, { status: 'IN_PROGRESS', output: { pct: 50 } })).toEqual({ ok: true });
+        expect(await done(ep, 'w-run', id, { status: 'IN_PROGRESS', output: { pct: 50 } })).toEqual(
+          { ok: true },
+        );
         expect(await status(ep, id)).toMatchObject({ status: 'IN_PROGRESS', output: { pct: 50 } });
         await done(ep, 'w-run', id, { output: 'first' });
         expect(await done(ep, 'w-run', id, { output: 'first' })).toEqual({ ok: true });
@@ -216,27 +336,71 @@ export function lifecycleSuite(name: string, env: () => Promise<Record<string, s
         await done(a.ep, 'w-run', a.id, { error: 'boom' });
         expect(await status(a.ep, a.id)).toMatchObject({ status: 'FAILED', error: 'boom' });
         const b = await running();
-        await done(b.ep, 'w-run', b.id, { error: { type: 'ValueError', line: 3 }, output: { partial: true } });
-        expect(await status(b.ep, b.id)).toMatchObject({ status: 'FAILED', error: '{"type":"ValueError","line":3}', output: { partial: true } });
+        await done(b.ep, 'w-run', b.id, {
+          error: { type: 'ValueError', line: 3 },
+          output: { partial: true },
+        });
+        expect(await status(b.ep, b.id)).toMatchObject({
+          status: 'FAILED',
+          error: '{"type":"ValueError","line":3}',
+          output: { partial: true },
+        });
       });
 
-      it('job-done: unknown job or another endpoint\'s job is 404; another worker\'s post is dropped', async () => {
+      it("job-done: unknown job or another endpoint's job is 404; another worker's post is dropped", async () => {
         if (guard()) return;
         const { ep, id } = await running();
-        expect((await h.error(SchedulerRpc.jobDone, { endpointId: ep, workerId: 'w-run', jobId: 'nope', body: { output: 1 }, isStream: false })).status).toBe(404);
+        expect(
+          (
+            await h.error(SchedulerRpc.jobDone, {
+              endpointId: ep,
+              workerId: 'w-run',
+              jobId: 'nope',
+              body: { output: 1 },
+              isStream: false,
+            })
+          ).status,
+        ).toBe(404);
         const other = await h.endpoint();
-        expect((await h.error(SchedulerRpc.jobDone, { endpointId: other, workerId: 'w-run', jobId: id, body: { output: 1 }, isStream: false })).status).toBe(404);
+        expect(
+          (
+            await h.error(SchedulerRpc.jobDone, {
+              endpointId: other,
+              workerId: 'w-run',
+              jobId: id,
+              body: { output: 1 },
+              isStream: false,
+            })
+          ).status,
+        ).toBe(404);
         expect(await done(ep, 'intruder', id, { output: 'not mine' })).toEqual({ ok: true });
         expect((await status(ep, id)).status).toBe('IN_PROGRESS');
-        const wrongOwner = await h.error(SchedulerRpc.takeJobs, { endpointId: ep, workerId: 'w', batchSize: 1, waitMs: 0, ownerId: OTHER } as never);
+        const wrongOwner = await h.error(SchedulerRpc.takeJobs, {
+          endpointId: ep,
+          workerId: 'w',
+          batchSize: 1,
+          waitMs: 0,
+          ownerId: OTHER,
+        } as never);
         expect(wrongOwner.status).toBe(404);
       });
 
       it('stream chunks are drained in order, each once; a waiting /stream wakes on a chunk', async () => {
         if (guard()) return;
         const { ep, id } = await running();
-        const post = (output: unknown) => h.call(SchedulerRpc.jobStream, { endpointId: ep, workerId: 'w-run', jobId: id, body: { output } });
-        const stream = (waitMs = 0) => h.call(SchedulerRpc.streamJob, { ownerId: OWNER, endpointId: ep, jobId: id, waitMs }, waitMs + 10_000);
+        const post = (output: unknown) =>
+          h.call(SchedulerRpc.jobStream, {
+            endpointId: ep,
+            workerId: 'w-run',
+            jobId: id,
+            body: { output },
+          });
+        const stream = (waitMs = 0) =>
+          h.call(
+            SchedulerRpc.streamJob,
+            { ownerId: OWNER, endpointId: ep, jobId: id, waitMs },
+            waitMs + 10_000,
+          );
         const t0 = Date.now();
         expect(await stream(300)).toEqual({ id, status: 'IN_PROGRESS', stream: [] });
         expect(Date.now() - t0).toBeGreaterThanOrEqual(280);
@@ -263,17 +427,33 @@ export function lifecycleSuite(name: string, env: () => Promise<Record<string, s
         if (guard()) return;
         const { ep, id } = await running();
         const text = 'é'.repeat(1_300_000); // 2.6 MB of UTF-8
-        await h.call(SchedulerRpc.jobStream, { endpointId: ep, workerId: 'w-run', jobId: id, body: { output: text } });
-        const s = await h.call(SchedulerRpc.streamJob, { ownerId: OWNER, endpointId: ep, jobId: id, waitMs: 0 });
+        await h.call(SchedulerRpc.jobStream, {
+          endpointId: ep,
+          workerId: 'w-run',
+          jobId: id,
+          body: { output: text },
+        });
+        const s = await h.call(SchedulerRpc.streamJob, {
+          ownerId: OWNER,
+          endpointId: ep,
+          jobId: id,
+          waitMs: 0,
+        });
         expect(s.stream.length).toBe(3);
         expect(s.stream.map((c) => c.output).join('')).toBe(text);
-        for (const c of s.stream) expect(Buffer.byteLength(JSON.stringify(c))).toBeLessThanOrEqual(1024 * 1024);
+        for (const c of s.stream)
+          expect(Buffer.byteLength(JSON.stringify(c))).toBeLessThanOrEqual(1024 * 1024);
       });
 
       it('await returns at once for a final job, after waitMs otherwise, and wakes on the result', async () => {
         if (guard()) return;
         const { ep, id } = await running();
-        const awaitJob = (waitMs: number) => h.call(SchedulerRpc.awaitJob, { ownerId: OWNER, endpointId: ep, jobId: id, waitMs }, waitMs + 10_000);
+        const awaitJob = (waitMs: number) =>
+          h.call(
+            SchedulerRpc.awaitJob,
+            { ownerId: OWNER, endpointId: ep, jobId: id, waitMs },
+            waitMs + 10_000,
+          );
         const t0 = Date.now();
         expect((await awaitJob(300)).status).toBe('IN_PROGRESS');
         expect(Date.now() - t0).toBeGreaterThanOrEqual(280);
@@ -290,20 +470,42 @@ export function lifecycleSuite(name: string, env: () => Promise<Record<string, s
         if (guard()) return;
         const ep = await h.endpoint();
         const runSync = (jobId: string, waitMs: number) =>
-          h.call(SchedulerRpc.runJobSync, { ownerId: OWNER, endpointId: ep, jobId, mode: 'runsync', job: { input: { n: 7 } } as never, waitMs }, waitMs + 10_000);
+          h.call(
+            SchedulerRpc.runJobSync,
+            {
+              ownerId: OWNER,
+              endpointId: ep,
+              jobId,
+              mode: 'runsync',
+              job: { input: { n: 7 } } as never,
+              waitMs,
+            },
+            waitMs + 10_000,
+          );
         const taking = take(ep, 'w-sync', 1, 20_000);
         const jobId = `sync-${Date.now()}`;
         const result = runSync(jobId, 20_000);
         const [job] = await taking;
         expect(job).toEqual({ id: jobId, input: { n: 7 } });
         await done(ep, 'w-sync', jobId, { output: { doubled: 14 } });
-        expect(await result).toMatchObject({ id: jobId, status: 'COMPLETED', output: { doubled: 14 } });
+        expect(await result).toMatchObject({
+          id: jobId,
+          status: 'COMPLETED',
+          output: { doubled: 14 },
+        });
 
         const slow = `sync-slow-${Date.now()}`;
         expect(await runSync(slow, 300)).toMatchObject({ id: slow, status: 'IN_QUEUE' });
         expect(await runSync(slow, 300)).toMatchObject({ id: slow, status: 'IN_QUEUE' });
         expect((await health(ep)).jobs).toMatchObject({ inQueue: 1, completed: 1 });
-        const unknown = await h.error(SchedulerRpc.runJobSync, { ownerId: OWNER, endpointId: 'nope', jobId: 'j-u', mode: 'runsync', job: { input: {} } as never, waitMs: 300 });
+        const unknown = await h.error(SchedulerRpc.runJobSync, {
+          ownerId: OWNER,
+          endpointId: 'nope',
+          jobId: 'j-u',
+          mode: 'runsync',
+          job: { input: {} } as never,
+          waitMs: 300,
+        });
         expect([unknown.status, unknown.code]).toEqual([404, 'ENDPOINT_NOT_FOUND']);
       });
 
@@ -313,7 +515,9 @@ export function lifecycleSuite(name: string, env: () => Promise<Record<string, s
         const other = await h.submit(ep);
         await h.call(SchedulerRpc.cancelJob, { ownerId: OWNER, endpointId: ep, jobId: other });
         await h.call(SchedulerRpc.ping, { endpointId: ep, workerId: 'w-run', jobIds: [id, other] });
-        expect(await h.call(SchedulerRpc.stopJobs, { endpointId: ep, workerId: 'w-run', waitMs: 0 })).toEqual({ jobsToStop: [other] });
+        expect(
+          await h.call(SchedulerRpc.stopJobs, { endpointId: ep, workerId: 'w-run', waitMs: 0 }),
+        ).toEqual({ jobsToStop: [other] });
         expect((await status(ep, id)).status).toBe('IN_PROGRESS');
         await h.call(SchedulerRpc.ping, { endpointId: ep, workerId: 'w-external', jobIds: [] });
         const hh = await health(ep);
@@ -323,10 +527,18 @@ export function lifecycleSuite(name: string, env: () => Promise<Record<string, s
       it('a worker reporting itself unhealthy loses its jobs to the queue (retries + 1)', async () => {
         if (guard()) return;
         const { ep, id } = await running();
-        await h.call(SchedulerRpc.ping, { endpointId: ep, workerId: 'w-run', jobIds: [], status: 'unhealthy', reason: 'memory: 1 GB available' } as never);
+        await h.call(SchedulerRpc.ping, {
+          endpointId: ep,
+          workerId: 'w-run',
+          jobIds: [],
+          status: 'unhealthy',
+          reason: 'memory: 1 GB available',
+        } as never);
         expect(await status(ep, id)).toEqual({ id, status: 'IN_QUEUE', retries: 1 });
         expect((await health(ep)).workers.unhealthy).toBe(1);
-        expect(await h.call(SchedulerRpc.stopJobs, { endpointId: ep, workerId: 'w-run', waitMs: 0 })).toEqual({ jobsToStop: [id] });
+        expect(
+          await h.call(SchedulerRpc.stopJobs, { endpointId: ep, workerId: 'w-run', waitMs: 0 }),
+        ).toEqual({ jobsToStop: [id] });
       });
 
       it('stopPod from an external worker: the job completes; the process may come back under its id', async () => {
@@ -359,13 +571,21 @@ export function lifecycleSuite(name: string, env: () => Promise<Record<string, s
         if (guard()) return;
         const { ep, id } = await running({ n: 1 }, 'w-c');
         await done(ep, 'w-c', id, { status: 'IN_PROGRESS', output: { pct: 10 } });
-        const stop = h.call(SchedulerRpc.stopJobs, { endpointId: ep, workerId: 'w-c', waitMs: 20_000 }, 30_000);
+        const stop = h.call(
+          SchedulerRpc.stopJobs,
+          { endpointId: ep, workerId: 'w-c', waitMs: 20_000 },
+          30_000,
+        );
         await sleep(200);
-        expect(await h.call(SchedulerRpc.cancelJob, { ownerId: OWNER, endpointId: ep, jobId: id })).toEqual({ id, status: 'CANCELLED' });
+        expect(
+          await h.call(SchedulerRpc.cancelJob, { ownerId: OWNER, endpointId: ep, jobId: id }),
+        ).toEqual({ id, status: 'CANCELLED' });
         const cancelledAt = Date.now();
         expect(await stop).toEqual({ jobsToStop: [id] });
         expect(Date.now() - cancelledAt).toBeLessThan(10_000);
-        expect(await h.call(SchedulerRpc.stopJobs, { endpointId: ep, workerId: 'w-c', waitMs: 0 })).toEqual({ jobsToStop: [] });
+        expect(
+          await h.call(SchedulerRpc.stopJobs, { endpointId: ep, workerId: 'w-c', waitMs: 0 }),
+        ).toEqual({ jobsToStop: [] });
         expect(await done(ep, 'w-c', id, { output: 'too late' })).toEqual({ ok: true });
         const rec = await status(ep, id);
         expect(rec.status).toBe('CANCELLED');
@@ -376,29 +596,57 @@ export function lifecycleSuite(name: string, env: () => Promise<Record<string, s
         if (guard()) return;
         const { ep, id } = await running();
         await done(ep, 'w-run', id, { output: 1 });
-        expect((await h.error(SchedulerRpc.cancelJob, { ownerId: OWNER, endpointId: ep, jobId: id })).status).toBe(409);
-        expect((await h.error(SchedulerRpc.cancelJob, { ownerId: OWNER, endpointId: ep, jobId: 'nope' })).status).toBe(404);
+        expect(
+          (await h.error(SchedulerRpc.cancelJob, { ownerId: OWNER, endpointId: ep, jobId: id }))
+            .status,
+        ).toBe(409);
+        expect(
+          (await h.error(SchedulerRpc.cancelJob, { ownerId: OWNER, endpointId: ep, jobId: 'nope' }))
+            .status,
+        ).toBe(404);
       });
 
       it('retry of a FAILED job: same id, IN_QUEUE, output, error and stream removed, retries counted, runs again', async () => {
         if (guard()) return;
         const { ep, id } = await running({ n: 7 });
-        await h.call(SchedulerRpc.jobStream, { endpointId: ep, workerId: 'w-run', jobId: id, body: { output: 'partial' } });
+        await h.call(SchedulerRpc.jobStream, {
+          endpointId: ep,
+          workerId: 'w-run',
+          jobId: id,
+          body: { output: 'partial' },
+        });
         await done(ep, 'w-run', id, { error: 'bad', output: { x: 1 } });
-        expect(await h.call(SchedulerRpc.retryJob, { ownerId: OWNER, endpointId: ep, jobId: id })).toEqual({ id, status: 'IN_QUEUE' });
+        expect(
+          await h.call(SchedulerRpc.retryJob, { ownerId: OWNER, endpointId: ep, jobId: id }),
+        ).toEqual({ id, status: 'IN_QUEUE' });
         expect(await status(ep, id)).toEqual({ id, status: 'IN_QUEUE', retries: 1 });
-        expect((await h.call(SchedulerRpc.streamJob, { ownerId: OWNER, endpointId: ep, jobId: id, waitMs: 0 })).stream).toEqual([]);
+        expect(
+          (
+            await h.call(SchedulerRpc.streamJob, {
+              ownerId: OWNER,
+              endpointId: ep,
+              jobId: id,
+              waitMs: 0,
+            })
+          ).stream,
+        ).toEqual([]);
         const again = await take(ep, 'w-2');
         expect(again).toEqual([{ id, input: { n: 7 } }]);
         await done(ep, 'w-2', id, { output: 'ok now' });
-        expect(await status(ep, id)).toMatchObject({ status: 'COMPLETED', output: 'ok now', retries: 1, workerId: 'w-2' });
+        expect(await status(ep, id)).toMatchObject({
+          status: 'COMPLETED',
+          output: 'ok now',
+          retries: 1,
+          workerId: 'w-2',
+        });
         expect((await health(ep)).jobs).toMatchObject({ completed: 1, retried: 1 });
       });
 
       it('retry of COMPLETED, IN_QUEUE, IN_PROGRESS and CANCELLED jobs is 409; unknown is 404', async () => {
         if (guard()) return;
         const ep = await h.endpoint();
-        const retry = (jobId: string) => h.error(SchedulerRpc.retryJob, { ownerId: OWNER, endpointId: ep, jobId });
+        const retry = (jobId: string) =>
+          h.error(SchedulerRpc.retryJob, { ownerId: OWNER, endpointId: ep, jobId });
         const queued = await h.submit(ep);
         const cancelled = await h.submit(ep);
         await h.call(SchedulerRpc.cancelJob, { ownerId: OWNER, endpointId: ep, jobId: cancelled });
@@ -408,7 +656,12 @@ export function lifecycleSuite(name: string, env: () => Promise<Record<string, s
         await take(ep, 'w2');
         await done(ep, 'w2', completed, { output: 1 });
         const other = await h.submit(ep);
-        for (const [jobId, st] of [[completed, 'COMPLETED'], [other, 'IN_QUEUE'], [queued, 'IN_PROGRESS'], [cancelled, 'CANCELLED']]) {
+        for (const [jobId, st] of [
+          [completed, 'COMPLETED'],
+          [other, 'IN_QUEUE'],
+          [queued, 'IN_PROGRESS'],
+          [cancelled, 'CANCELLED'],
+        ]) {
           const err = await retry(jobId);
           expect([err.status, err.code]).toEqual([409, 'JOB_NOT_RETRYABLE']);
           expect((await status(ep, jobId)).status).toBe(st);
@@ -422,11 +675,23 @@ export function lifecycleSuite(name: string, env: () => Promise<Record<string, s
         const run = await h.submit(ep);
         await take(ep, 'w1');
         const queued = [await h.submit(ep), await h.submit(ep), await h.submit(ep)];
-        expect(await h.call(SchedulerRpc.purgeQueue, { ownerId: OWNER, endpointId: ep })).toEqual({ removed: 3, status: 'completed' });
-        for (const id of queued) expect((await h.error(SchedulerRpc.getJob, { ownerId: OWNER, endpointId: ep, jobId: id })).status).toBe(404);
+        expect(await h.call(SchedulerRpc.purgeQueue, { ownerId: OWNER, endpointId: ep })).toEqual({
+          removed: 3,
+          status: 'completed',
+        });
+        for (const id of queued)
+          expect(
+            (await h.error(SchedulerRpc.getJob, { ownerId: OWNER, endpointId: ep, jobId: id }))
+              .status,
+          ).toBe(404);
         expect((await status(ep, run)).status).toBe('IN_PROGRESS');
-        expect(await h.call(SchedulerRpc.purgeQueue, { ownerId: OWNER, endpointId: ep })).toEqual({ removed: 0, status: 'completed' });
-        expect((await h.error(SchedulerRpc.purgeQueue, { ownerId: OTHER, endpointId: ep })).status).toBe(404);
+        expect(await h.call(SchedulerRpc.purgeQueue, { ownerId: OWNER, endpointId: ep })).toEqual({
+          removed: 0,
+          status: 'completed',
+        });
+        expect(
+          (await h.error(SchedulerRpc.purgeQueue, { ownerId: OTHER, endpointId: ep })).status,
+        ).toBe(404);
       });
     });
 
@@ -435,23 +700,50 @@ export function lifecycleSuite(name: string, env: () => Promise<Record<string, s
         if (guard()) return;
         const ep = await h.endpoint();
         const ids = [];
-        for (let i = 0; i < 5; i++) { ids.push(await h.submit(ep, { i })); await sleep(5); }
-        const list = (extra: Record<string, unknown>) => h.call(SchedulerRpc.listJobs, { ownerId: OWNER, endpointId: ep, limit: 2, ...extra } as never);
+        for (let i = 0; i < 5; i++) {
+          ids.push(await h.submit(ep, { i }));
+          await sleep(5);
+        }
+        const list = (extra: Record<string, unknown>) =>
+          h.call(SchedulerRpc.listJobs, {
+            ownerId: OWNER,
+            endpointId: ep,
+            limit: 2,
+            ...extra,
+          } as never);
         const p1 = await list({});
         expect(p1.requests.map((r) => r.id)).toEqual([ids[4], ids[3]]);
-        expect(p1.requests[0]).toEqual({ id: ids[4], status: 'IN_QUEUE', createdAt: expect.any(String) });
+        expect(p1.requests[0]).toEqual({
+          id: ids[4],
+          status: 'IN_QUEUE',
+          createdAt: expect.any(String),
+        });
         const p2 = await list({ cursor: p1.nextCursor });
         expect(p2.requests.map((r) => r.id)).toEqual([ids[2], ids[1]]);
         const p3 = await list({ cursor: p2.nextCursor });
-        expect(p3).toEqual({ requests: [expect.objectContaining({ id: ids[0] })], nextCursor: null });
+        expect(p3).toEqual({
+          requests: [expect.objectContaining({ id: ids[0] })],
+          nextCursor: null,
+        });
         const [t] = await take(ep, 'w1');
         await done(ep, 'w1', t.id, { output: 1 });
         const completed = await list({ status: 'COMPLETED', limit: 10 });
         expect(completed.requests.map((r) => r.id)).toEqual([ids[0]]);
-        expect(completed.requests[0]).toMatchObject({ delayTime: expect.any(Number), executionTime: expect.any(Number) });
-        const bad = await h.error(SchedulerRpc.listJobs, { ownerId: OWNER, endpointId: ep, limit: 2, cursor: 'garbage' });
+        expect(completed.requests[0]).toMatchObject({
+          delayTime: expect.any(Number),
+          executionTime: expect.any(Number),
+        });
+        const bad = await h.error(SchedulerRpc.listJobs, {
+          ownerId: OWNER,
+          endpointId: ep,
+          limit: 2,
+          cursor: 'garbage',
+        });
         expect([bad.status, bad.details?.[0]?.path]).toEqual([400, 'cursor']);
-        expect((await h.error(SchedulerRpc.listJobs, { ownerId: OTHER, endpointId: ep, limit: 2 })).status).toBe(404);
+        expect(
+          (await h.error(SchedulerRpc.listJobs, { ownerId: OTHER, endpointId: ep, limit: 2 }))
+            .status,
+        ).toBe(404);
       });
 
       it('health counts jobs by state and workers by what they do', async () => {
@@ -462,7 +754,12 @@ export function lifecycleSuite(name: string, env: () => Promise<Record<string, s
           jobs: { completed: 0, failed: 0, inProgress: 0, inQueue: 0, retried: 0 },
           workers: { idle: 0, initializing: 0, ready: 0, running: 0, throttled: 0, unhealthy: 0 },
         });
-        const ids = [await h.submit(ep), await h.submit(ep), await h.submit(ep), await h.submit(ep)];
+        const ids = [
+          await h.submit(ep),
+          await h.submit(ep),
+          await h.submit(ep),
+          await h.submit(ep),
+        ];
         await take(ep, 'w1', 3);
         await done(ep, 'w1', ids[0], { output: 1 });
         await done(ep, 'w1', ids[1], { error: 'x' });
@@ -470,10 +767,13 @@ export function lifecycleSuite(name: string, env: () => Promise<Record<string, s
         const hh = await health(ep);
         expect(hh.jobs).toEqual({ completed: 1, failed: 1, inProgress: 1, inQueue: 1, retried: 0 });
         expect(hh.workers).toMatchObject({ running: 1, idle: 1 });
-        expect((await h.error(SchedulerRpc.health, { ownerId: OTHER, endpointId: ep })).status).toBe(404);
-        expect((await h.error(SchedulerRpc.health, { ownerId: OWNER, endpointId: 'nope' })).status).toBe(404);
+        expect(
+          (await h.error(SchedulerRpc.health, { ownerId: OTHER, endpointId: ep })).status,
+        ).toBe(404);
+        expect(
+          (await h.error(SchedulerRpc.health, { ownerId: OWNER, endpointId: 'nope' })).status,
+        ).toBe(404);
       });
     });
   });
 }
-

@@ -15,12 +15,25 @@ describe('restart', () => {
       const ep = await first.endpoint();
       const running = await first.submit(ep, { n: 1 }, { policy: { executionTimeout: 5000 } });
       const queued = await first.submit(ep, { n: 2 }, { policy: { ttl: 10_000 } });
-      const taken = await first.call(SchedulerRpc.takeJobs, { endpointId: ep, workerId: 'w-r', batchSize: 1, waitMs: 0 });
+      const taken = await first.call(SchedulerRpc.takeJobs, {
+        endpointId: ep,
+        workerId: 'w-r',
+        batchSize: 1,
+        waitMs: 0,
+      });
       expect(taken.jobs.map((j) => j.id)).toEqual([running]);
       // Long polls held at shutdown answer at once instead of holding it up.
       const empty = await first.endpoint();
-      const take = first.call(SchedulerRpc.takeJobs, { endpointId: empty, workerId: 'w-idle', batchSize: 1, waitMs: 20_000 }, 30_000);
-      const awaiting = first.call(SchedulerRpc.awaitJob, { ownerId: OWNER, endpointId: ep, jobId: queued, waitMs: 20_000 }, 30_000);
+      const take = first.call(
+        SchedulerRpc.takeJobs,
+        { endpointId: empty, workerId: 'w-idle', batchSize: 1, waitMs: 20_000 },
+        30_000,
+      );
+      const awaiting = first.call(
+        SchedulerRpc.awaitJob,
+        { ownerId: OWNER, endpointId: ep, jobId: queued, waitMs: 20_000 },
+        30_000,
+      );
       await new Promise((r) => setTimeout(r, 300));
       const stopping = Date.now();
       await first.stop();
@@ -30,10 +43,26 @@ describe('restart', () => {
 
       const second = await startHarness(env);
       try {
-        const get = (jobId: string) => second.call(SchedulerRpc.getJob, { ownerId: OWNER, endpointId: ep, jobId });
-        await until(async () => (await get(running)).status === 'TIMED_OUT', 20_000, 'timeout after the restart');
-        await until(() => get(queued).then(() => false, (e: RunplaneError) => e.status === 404), 20_000, 'ttl after the restart');
-        expect((await second.call(SchedulerRpc.stopJobs, { endpointId: ep, workerId: 'w-r', waitMs: 0 })).jobsToStop).toEqual([running]);
+        const get = (jobId: string) =>
+          second.call(SchedulerRpc.getJob, { ownerId: OWNER, endpointId: ep, jobId });
+        await until(
+          async () => (await get(running)).status === 'TIMED_OUT',
+          20_000,
+          'timeout after the restart',
+        );
+        await until(
+          () =>
+            get(queued).then(
+              () => false,
+              (e: RunplaneError) => e.status === 404,
+            ),
+          20_000,
+          'ttl after the restart',
+        );
+        expect(
+          (await second.call(SchedulerRpc.stopJobs, { endpointId: ep, workerId: 'w-r', waitMs: 0 }))
+            .jobsToStop,
+        ).toEqual([running]);
       } finally {
         await second.stop();
       }

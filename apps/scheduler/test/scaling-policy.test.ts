@@ -1,23 +1,55 @@
 import { describe, expect, it } from '@jest/globals';
-import { decideScaling, type ScaleConfig, type ScaleQueue, type ScaleWorker } from '../src/autoscaler/scaling-policy.js';
+import {
+  decideScaling,
+  type ScaleConfig,
+  type ScaleQueue,
+  type ScaleWorker,
+} from '../src/autoscaler/scaling-policy.js';
 import { gpuLabel, workerEnv } from '../src/autoscaler/worker-env.js';
 import { startBackoffMs } from '../src/workers/worker-liveness.service.js';
 
-const config = (c: Partial<ScaleConfig> = {}): ScaleConfig => ({ workersMin: 0, workersMax: 3, idleTimeout: 5, scalerType: 'QUEUE_DELAY', scalerValue: 4, version: 1, ...c });
-const queue = (q: Partial<ScaleQueue> = {}): ScaleQueue => ({ queued: 0, running: 0, oldestWaitMs: null, ...q });
+const config = (c: Partial<ScaleConfig> = {}): ScaleConfig => ({
+  workersMin: 0,
+  workersMax: 3,
+  idleTimeout: 5,
+  scalerType: 'QUEUE_DELAY',
+  scalerValue: 4,
+  version: 1,
+  ...c,
+});
+const queue = (q: Partial<ScaleQueue> = {}): ScaleQueue => ({
+  queued: 0,
+  running: 0,
+  oldestWaitMs: null,
+  ...q,
+});
 let n = 0;
-const worker = (w: Partial<ScaleWorker> = {}): ScaleWorker => ({ id: `w${n++}`, managed: true, state: 'ready', jobs: 0, idleMs: 0, version: 1, stopRequested: false, ...w });
-const run = (c: Partial<ScaleConfig>, q: Partial<ScaleQueue>, ws: ScaleWorker[], backoff = false) => decideScaling(config(c), queue(q), ws, { backoff });
+const worker = (w: Partial<ScaleWorker> = {}): ScaleWorker => ({
+  id: `w${n++}`,
+  managed: true,
+  state: 'ready',
+  jobs: 0,
+  idleMs: 0,
+  version: 1,
+  stopRequested: false,
+  ...w,
+});
+const run = (c: Partial<ScaleConfig>, q: Partial<ScaleQueue>, ws: ScaleWorker[], backoff = false) =>
+  decideScaling(config(c), queue(q), ws, { backoff });
 
 describe('decideScaling', () => {
   it('keeps workersMin workers, and nothing more without jobs', () => {
     expect(run({ workersMin: 2 }, {}, [])).toMatchObject({ start: 2, stop: [] });
-    expect(run({ workersMin: 2 }, {}, [worker({ state: 'initializing' })])).toMatchObject({ start: 1 });
+    expect(run({ workersMin: 2 }, {}, [worker({ state: 'initializing' })])).toMatchObject({
+      start: 1,
+    });
     expect(run({ workersMin: 0 }, {}, [])).toMatchObject({ start: 0, stop: [] });
   });
 
   it('workers on their way out or gone (stopping, stopped, failed tombstones) are not capacity and are not stopped again', () => {
-    const gone = ['stopping', 'stopped', 'failed'].map((state) => worker({ state: state as never, idleMs: 60_000 }));
+    const gone = ['stopping', 'stopped', 'failed'].map((state) =>
+      worker({ state: state as never, idleMs: 60_000 }),
+    );
     expect(run({ workersMin: 1 }, {}, gone)).toEqual({ start: 1, stop: [], desired: 1 });
   });
 
@@ -25,24 +57,46 @@ describe('decideScaling', () => {
     expect(run({}, { queued: 1, oldestWaitMs: 0 }, [])).toMatchObject({ start: 1 });
     // lowPriority jobs are not counted in `queued` at all
     expect(run({}, { queued: 0, running: 0 }, [])).toMatchObject({ start: 0 });
-    expect(run({ workersMax: 0 }, { queued: 5, oldestWaitMs: 60_000 }, [])).toMatchObject({ start: 0 });
+    expect(run({ workersMax: 0 }, { queued: 5, oldestWaitMs: 60_000 }, [])).toMatchObject({
+      start: 0,
+    });
   });
 
   it('QUEUE_DELAY adds workers only once the oldest job waited longer than scalerValue seconds', () => {
     const busy = [worker({ jobs: 1 })];
-    expect(run({ scalerValue: 4 }, { queued: 2, oldestWaitMs: 3000 }, busy)).toMatchObject({ start: 0 });
-    expect(run({ scalerValue: 4 }, { queued: 2, oldestWaitMs: 4500 }, busy)).toMatchObject({ start: 2 });
-    expect(run({ scalerValue: 4, workersMax: 2 }, { queued: 5, oldestWaitMs: 9000 }, busy)).toMatchObject({ start: 1 });
+    expect(run({ scalerValue: 4 }, { queued: 2, oldestWaitMs: 3000 }, busy)).toMatchObject({
+      start: 0,
+    });
+    expect(run({ scalerValue: 4 }, { queued: 2, oldestWaitMs: 4500 }, busy)).toMatchObject({
+      start: 2,
+    });
+    expect(
+      run({ scalerValue: 4, workersMax: 2 }, { queued: 5, oldestWaitMs: 9000 }, busy),
+    ).toMatchObject({ start: 1 });
   });
 
   it('QUEUE_DELAY does not add workers for jobs an idle or starting worker will take', () => {
-    expect(run({}, { queued: 1, oldestWaitMs: 9000 }, [worker({ jobs: 1 }), worker({ state: 'initializing' })])).toMatchObject({ start: 0 });
-    expect(run({}, { queued: 2, oldestWaitMs: 9000 }, [worker({ jobs: 0, idleMs: 60_000 })])).toMatchObject({ start: 1, stop: [] });
+    expect(
+      run({}, { queued: 1, oldestWaitMs: 9000 }, [
+        worker({ jobs: 1 }),
+        worker({ state: 'initializing' }),
+      ]),
+    ).toMatchObject({ start: 0 });
+    expect(
+      run({}, { queued: 2, oldestWaitMs: 9000 }, [worker({ jobs: 0, idleMs: 60_000 })]),
+    ).toMatchObject({ start: 1, stop: [] });
   });
 
   it('REQUEST_COUNT wants ceil((queued + running) / scalerValue) workers', () => {
-    expect(run({ scalerType: 'REQUEST_COUNT', scalerValue: 2 }, { queued: 3, running: 2 }, [worker({ jobs: 1 }), worker({ jobs: 1 })])).toMatchObject({ start: 1, desired: 3 });
-    expect(run({ scalerType: 'REQUEST_COUNT', scalerValue: 10, workersMax: 5 }, { queued: 100 }, [])).toMatchObject({ start: 5 });
+    expect(
+      run({ scalerType: 'REQUEST_COUNT', scalerValue: 2 }, { queued: 3, running: 2 }, [
+        worker({ jobs: 1 }),
+        worker({ jobs: 1 }),
+      ]),
+    ).toMatchObject({ start: 1, desired: 3 });
+    expect(
+      run({ scalerType: 'REQUEST_COUNT', scalerValue: 10, workersMax: 5 }, { queued: 100 }, []),
+    ).toMatchObject({ start: 5 });
   });
 
   it('stops idle workers above workersMin after idleTimeout, the longest idle first, never a busy one', () => {
@@ -52,7 +106,10 @@ describe('decideScaling', () => {
     const busy = worker({ jobs: 2, idleMs: 60_000 });
     const d = run({ workersMin: 1, workersMax: 4, idleTimeout: 5 }, {}, [a, b, c, busy]);
     expect(d.start).toBe(0);
-    expect(d.stop).toEqual([{ id: b.id, reason: 'idle' }, { id: a.id, reason: 'idle' }]);
+    expect(d.stop).toEqual([
+      { id: b.id, reason: 'idle' },
+      { id: a.id, reason: 'idle' },
+    ]);
     expect(run({ workersMin: 0, idleTimeout: 5 }, {}, [busy]).stop).toEqual([]);
   });
 
@@ -68,7 +125,11 @@ describe('decideScaling', () => {
     const oldBusy = worker({ version: 1, jobs: 1 });
     const refresh = worker({ stopRequested: true });
     const d = run({ workersMin: 3, workersMax: 3, version: 2 }, {}, [sick, old, oldBusy, refresh]);
-    expect(d.stop).toEqual([{ id: sick.id, reason: 'unhealthy' }, { id: old.id, reason: 'outdated' }, { id: refresh.id, reason: 'stop-requested' }]);
+    expect(d.stop).toEqual([
+      { id: sick.id, reason: 'unhealthy' },
+      { id: old.id, reason: 'outdated' },
+      { id: refresh.id, reason: 'stop-requested' },
+    ]);
     // the busy outdated worker still counts, so the release stays within workersMax
     expect(d.start).toBe(2);
   });
@@ -82,7 +143,10 @@ describe('decideScaling', () => {
 
   it('does not start during a back-off, but still stops', () => {
     const sick = worker({ state: 'unhealthy' });
-    expect(run({ workersMin: 2 }, { queued: 3, oldestWaitMs: 9000 }, [sick], true)).toMatchObject({ start: 0, stop: [{ id: sick.id, reason: 'unhealthy' }] });
+    expect(run({ workersMin: 2 }, { queued: 3, oldestWaitMs: 9000 }, [sick], true)).toMatchObject({
+      start: 0,
+      stop: [{ id: sick.id, reason: 'unhealthy' }],
+    });
   });
 });
 
@@ -95,11 +159,21 @@ describe('startBackoffMs', () => {
 
 describe('workerEnv (contract §4)', () => {
   it('bakes the worker id into every URL and leaves $ID for the job id', () => {
-    const env = workerEnv({ baseUrl: 'http://127.0.0.1:8080/', endpointId: 'ep1', workerId: 'w1', gpu: 'NVIDIA GeForce RTX 4090', apiKey: 'k', pingIntervalMs: 10_000 });
+    const env = workerEnv({
+      baseUrl: 'http://127.0.0.1:8080/',
+      endpointId: 'ep1',
+      workerId: 'w1',
+      gpu: 'NVIDIA GeForce RTX 4090',
+      apiKey: 'k',
+      pingIntervalMs: 10_000,
+    });
     expect(env).toEqual({
-      RUNPOD_WEBHOOK_GET_JOB: 'http://127.0.0.1:8080/v2/ep1/job-take/w1?gpu=NVIDIA+GeForce+RTX+4090',
-      RUNPOD_WEBHOOK_POST_OUTPUT: 'http://127.0.0.1:8080/v2/ep1/job-done/w1/$ID?gpu=NVIDIA+GeForce+RTX+4090',
-      RUNPOD_WEBHOOK_POST_STREAM: 'http://127.0.0.1:8080/v2/ep1/job-stream/w1/$ID?gpu=NVIDIA+GeForce+RTX+4090',
+      RUNPOD_WEBHOOK_GET_JOB:
+        'http://127.0.0.1:8080/v2/ep1/job-take/w1?gpu=NVIDIA+GeForce+RTX+4090',
+      RUNPOD_WEBHOOK_POST_OUTPUT:
+        'http://127.0.0.1:8080/v2/ep1/job-done/w1/$ID?gpu=NVIDIA+GeForce+RTX+4090',
+      RUNPOD_WEBHOOK_POST_STREAM:
+        'http://127.0.0.1:8080/v2/ep1/job-stream/w1/$ID?gpu=NVIDIA+GeForce+RTX+4090',
       RUNPOD_WEBHOOK_PING: 'http://127.0.0.1:8080/v2/ep1/ping/w1?gpu=NVIDIA+GeForce+RTX+4090',
       RUNPOD_POD_ID: 'w1',
       RUNPOD_ENDPOINT_ID: 'ep1',

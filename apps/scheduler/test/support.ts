@@ -1,4 +1,10 @@
-import { RunplaneError, SchedulerRpc, TemplateRpc, type RpcDefinition, type Template } from '@runplane/contracts';
+import {
+  RunplaneError,
+  SchedulerRpc,
+  TemplateRpc,
+  type RpcDefinition,
+  type Template,
+} from '@runplane/contracts';
 import { startTestServer, type TestServer } from '@runplane/platform';
 import { secretsVaultService } from '@runplane/secrets-vault';
 import { schedulerService } from '../src/index.js';
@@ -26,24 +32,49 @@ export interface Harness {
   error<Req, Res>(rpc: RpcDefinition<Req, Res>, payload: Req): Promise<RunplaneError>;
   /** A new endpoint of OWNER (workersMax 0 unless given: no managed workers). */
   endpoint(overrides?: Record<string, unknown>, ownerId?: string): Promise<string>;
-  submit(endpointId: string, input?: Record<string, unknown>, extra?: Record<string, unknown>, mode?: 'run' | 'runsync'): Promise<string>;
+  submit(
+    endpointId: string,
+    input?: Record<string, unknown>,
+    extra?: Record<string, unknown>,
+    mode?: 'run' | 'runsync',
+  ): Promise<string>;
   stop(): Promise<void>;
 }
 
 let seq = 0;
-export const jobId = (prefix = 'job') => `${prefix}-${Date.now().toString(36)}-${(seq++).toString(36)}-${Math.random().toString(36).slice(2, 10)}`;
+export const jobId = (prefix = 'job') =>
+  `${prefix}-${Date.now().toString(36)}-${(seq++).toString(36)}-${Math.random().toString(36).slice(2, 10)}`;
 
 export function template(id: string): Template {
   return {
-    id, name: `tpl-${id}`, imageName: 'runplane/test:1', category: 'CPU', containerDiskInGb: 5, dockerEntrypoint: [], dockerStartCmd: ['node', 'w.mjs'],
-    earned: 0, env: {}, isPublic: false, isRunpod: false, isServerless: true, ports: [], readme: '', runtimeInMin: 0, volumeInGb: 0, volumeMountPath: '/workspace',
+    id,
+    name: `tpl-${id}`,
+    imageName: 'runplane/test:1',
+    category: 'CPU',
+    containerDiskInGb: 5,
+    dockerEntrypoint: [],
+    dockerStartCmd: ['node', 'w.mjs'],
+    earned: 0,
+    env: {},
+    isPublic: false,
+    isRunpod: false,
+    isServerless: true,
+    ports: [],
+    readme: '',
+    runtimeInMin: 0,
+    volumeInGb: 0,
+    volumeMountPath: '/workspace',
   };
 }
 
 export async function startHarness(env: Record<string, string> = {}): Promise<Harness> {
-  const server = await startTestServer([secretsVaultService, schedulerService], { ...FAST_ENV, ...env });
+  const server = await startTestServer([secretsVaultService, schedulerService], {
+    ...FAST_ENV,
+    ...env,
+  });
   const templates = new Set<string>(['tpl-1', 'tpl-2']);
-  const call: Harness['call'] = (rpc, payload, timeoutMs = 15_000) => server.bus.request(rpc, payload, { timeoutMs });
+  const call: Harness['call'] = (rpc, payload, timeoutMs = 15_000) =>
+    server.bus.request(rpc, payload, { timeoutMs });
   const h: Harness = {
     server,
     templates,
@@ -59,21 +90,34 @@ export async function startHarness(env: Record<string, string> = {}): Promise<Ha
       throw new Error(`${rpc.subject} succeeded but was expected to fail`);
     },
     async endpoint(overrides = {}, ownerId = OWNER) {
-      const ep = await call(SchedulerRpc.createEndpoint, { ownerId, endpoint: { templateId: 'tpl-1', workersMin: 0, workersMax: 0, ...overrides } as never });
+      const ep = await call(SchedulerRpc.createEndpoint, {
+        ownerId,
+        endpoint: { templateId: 'tpl-1', workersMin: 0, workersMax: 0, ...overrides } as never,
+      });
       return ep.id;
     },
     async submit(endpointId, input = { n: 1 }, extra = {}, mode = 'run') {
       const id = jobId(mode === 'runsync' ? 'sync' : 'job');
-      await call(SchedulerRpc.submitJob, { ownerId: OWNER, endpointId, jobId: id, mode, job: { input, ...extra } as never });
+      await call(SchedulerRpc.submitJob, {
+        ownerId: OWNER,
+        endpointId,
+        jobId: id,
+        mode,
+        job: { input, ...extra } as never,
+      });
       return id;
     },
     stop: () => server.stop(),
   };
   await server.bus.serve(TemplateRpc.get, async ({ templateId }) => {
     // What the bus answers when no template-graphql instance is up.
-    if (h.templateService === 'down') throw RunplaneError.unavailable(`no instance of template-graphql is answering ${TemplateRpc.get.subject}`);
+    if (h.templateService === 'down')
+      throw RunplaneError.unavailable(
+        `no instance of template-graphql is answering ${TemplateRpc.get.subject}`,
+      );
     if (h.templateService === 'crashing') throw new Error('template-graphql fault');
-    if (!templates.has(templateId)) throw RunplaneError.notFound(`template ${templateId} not found`);
+    if (!templates.has(templateId))
+      throw RunplaneError.notFound(`template ${templateId} not found`);
     return template(templateId);
   });
   return h;
@@ -82,13 +126,23 @@ export async function startHarness(env: Record<string, string> = {}): Promise<Ha
 export const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 /** Polls `check` until it returns a truthy value or `timeoutMs` passes. */
-export async function until<T>(check: () => Promise<T | undefined | null | false>, timeoutMs = 10_000, what = 'condition'): Promise<T> {
+export async function until<T>(
+  check: () => Promise<T | undefined | null | false>,
+  timeoutMs = 10_000,
+  what = 'condition',
+): Promise<T> {
   const deadline = Date.now() + timeoutMs;
   let last: unknown;
   for (;;) {
-    const v = await check().catch((err: unknown) => { last = err; return undefined; });
+    const v = await check().catch((err: unknown) => {
+      last = err;
+      return undefined;
+    });
     if (v) return v;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}${last ? ` (last error: ${String(last)})` : ''}`);
+    if (Date.now() > deadline)
+      throw new Error(
+        `timed out waiting for ${what}${last ? ` (last error: ${String(last)})` : ''}`,
+      );
     await sleep(50);
   }
 }

@@ -11,24 +11,39 @@ describe('durable timers', () => {
   const scenarios = new Map<string, Promise<void>>();
   const keepAlive: NodeJS.Timeout[] = [];
 
-  const status = (endpointId: string, jobId: string) => h.call(SchedulerRpc.getJob, { ownerId: OWNER, endpointId, jobId });
-  const statusOrError = (endpointId: string, jobId: string): Promise<JobRecord | RunplaneError> => status(endpointId, jobId).catch((e: RunplaneError) => e);
+  const status = (endpointId: string, jobId: string) =>
+    h.call(SchedulerRpc.getJob, { ownerId: OWNER, endpointId, jobId });
+  const statusOrError = (endpointId: string, jobId: string): Promise<JobRecord | RunplaneError> =>
+    status(endpointId, jobId).catch((e: RunplaneError) => e);
   /**
    * A timer must not fire early: after a sleep shorter than its delay the job is still `expected`
    * (404 counts as a change). Where the machine was so loaded that the sleep and the read overran
    * the delay, the change is allowed, and then only its not coming early is checked.
    */
-  const notYet = async (endpointId: string, jobId: string, expected: string, since: number, delayMs: number) => {
+  const notYet = async (
+    endpointId: string,
+    jobId: string,
+    expected: string,
+    since: number,
+    delayMs: number,
+  ) => {
     const now = await statusOrError(endpointId, jobId);
     const seen = typeof now.status === 'string' ? now.status : `HTTP ${now.status}`;
     if (seen !== expected) expect(Date.now() - since).toBeGreaterThanOrEqual(delayMs);
   };
-  const take = async (endpointId: string, workerId: string) => (await h.call(SchedulerRpc.takeJobs, { endpointId, workerId, batchSize: 1, waitMs: 0 })).jobs.map((j) => j.id);
+  const take = async (endpointId: string, workerId: string) =>
+    (
+      await h.call(SchedulerRpc.takeJobs, { endpointId, workerId, batchSize: 1, waitMs: 0 })
+    ).jobs.map((j) => j.id);
   const stops = (endpointId: string, workerId: string, waitMs: number) =>
-    h.call(SchedulerRpc.stopJobs, { endpointId, workerId, waitMs }, waitMs + 10_000).then((r) => r.jobsToStop);
+    h
+      .call(SchedulerRpc.stopJobs, { endpointId, workerId, waitMs }, waitMs + 10_000)
+      .then((r) => r.jobsToStop);
   /** Pings like a healthy runpod-python worker holding `jobIds`. */
   const pinging = (endpointId: string, workerId: string, jobIds: string[]) => {
-    const t = setInterval(() => { h.call(SchedulerRpc.ping, { endpointId, workerId, jobIds }).catch(() => {}); }, 300);
+    const t = setInterval(() => {
+      h.call(SchedulerRpc.ping, { endpointId, workerId, jobIds }).catch(() => {});
+    }, 300);
     keepAlive.push(t);
     return () => clearInterval(t);
   };
@@ -56,9 +71,17 @@ describe('durable timers', () => {
       const rec = await status(ep, id);
       expect(rec).toMatchObject({ status: 'TIMED_OUT', workerId: 'w-timeout' });
       expect(rec.executionTime).toBeGreaterThanOrEqual(5000);
-      await h.call(SchedulerRpc.jobDone, { endpointId: ep, workerId: 'w-timeout', jobId: id, body: { output: 'late' }, isStream: false });
+      await h.call(SchedulerRpc.jobDone, {
+        endpointId: ep,
+        workerId: 'w-timeout',
+        jobId: id,
+        body: { output: 'late' },
+        isStream: false,
+      });
       expect((await status(ep, id)).status).toBe('TIMED_OUT');
-      expect(await h.call(SchedulerRpc.retryJob, { ownerId: OWNER, endpointId: ep, jobId: id })).toEqual({ id, status: 'IN_QUEUE' });
+      expect(
+        await h.call(SchedulerRpc.retryJob, { ownerId: OWNER, endpointId: ep, jobId: id }),
+      ).toEqual({ id, status: 'IN_QUEUE' });
     });
 
     scenario('endpoint timeout, overridden by policy', async () => {
@@ -68,9 +91,19 @@ describe('durable timers', () => {
       expect(await take(ep, 'w-ep-1')).toEqual([short]);
       expect(await take(ep, 'w-ep-2')).toEqual([long]);
       const quiet = [pinging(ep, 'w-ep-1', [short]), pinging(ep, 'w-ep-2', [long])];
-      await until(async () => (await status(ep, short)).status === 'TIMED_OUT', 15_000, 'endpoint executionTimeoutMs');
+      await until(
+        async () => (await status(ep, short)).status === 'TIMED_OUT',
+        15_000,
+        'endpoint executionTimeoutMs',
+      );
       expect((await status(ep, long)).status).toBe('IN_PROGRESS');
-      await h.call(SchedulerRpc.jobDone, { endpointId: ep, workerId: 'w-ep-2', jobId: long, body: { output: 'in time' }, isStream: false });
+      await h.call(SchedulerRpc.jobDone, {
+        endpointId: ep,
+        workerId: 'w-ep-2',
+        jobId: long,
+        body: { output: 'in time' },
+        isStream: false,
+      });
       expect(await status(ep, long)).toMatchObject({ status: 'COMPLETED', output: 'in time' });
       quiet.forEach((q) => q());
     });
@@ -78,7 +111,11 @@ describe('durable timers', () => {
     scenario('ttl of a running job', async () => {
       const ep = await h.endpoint();
       const submitted = Date.now(); // no later than the server's createdAt
-      const id = await h.submit(ep, { n: 1 }, { policy: { ttl: 10_000, executionTimeout: 60_000 } });
+      const id = await h.submit(
+        ep,
+        { n: 1 },
+        { policy: { ttl: 10_000, executionTimeout: 60_000 } },
+      );
       expect(await take(ep, 'w-ttl')).toEqual([id]);
       const quiet = pinging(ep, 'w-ttl', [id]);
       const stop = stops(ep, 'w-ttl', 30_000);
@@ -90,9 +127,19 @@ describe('durable timers', () => {
       const gone = await statusOrError(ep, id);
       expect((gone as RunplaneError).status).toBe(404);
       // its late result is acknowledged and dropped; the job stays deleted
-      expect(await h.call(SchedulerRpc.jobDone, { endpointId: ep, workerId: 'w-ttl', jobId: id, body: { output: 'late' }, isStream: false })).toEqual({ ok: true });
+      expect(
+        await h.call(SchedulerRpc.jobDone, {
+          endpointId: ep,
+          workerId: 'w-ttl',
+          jobId: id,
+          body: { output: 'late' },
+          isStream: false,
+        }),
+      ).toEqual({ ok: true });
       expect(((await statusOrError(ep, id)) as RunplaneError).status).toBe(404);
-      expect((await h.call(SchedulerRpc.health, { ownerId: OWNER, endpointId: ep })).jobs.inProgress).toBe(0);
+      expect(
+        (await h.call(SchedulerRpc.health, { ownerId: OWNER, endpointId: ep })).jobs.inProgress,
+      ).toBe(0);
     });
 
     scenario('ttl of queued jobs, also set through /status?ttl=', async () => {
@@ -100,11 +147,20 @@ describe('durable timers', () => {
       const submitted = Date.now();
       const viaPolicy = await h.submit(ep, { n: 1 }, { policy: { ttl: 10_000 } });
       const viaStatus = await h.submit(ep, { n: 2 });
-      await h.call(SchedulerRpc.getJob, { ownerId: OWNER, endpointId: ep, jobId: viaStatus, ttlMs: 10_000 });
+      await h.call(SchedulerRpc.getJob, {
+        ownerId: OWNER,
+        endpointId: ep,
+        jobId: viaStatus,
+        ttlMs: 10_000,
+      });
       await sleep(7000);
       await notYet(ep, viaPolicy, 'IN_QUEUE', submitted, 9900);
       for (const id of [viaPolicy, viaStatus]) {
-        await until(async () => ((await statusOrError(ep, id)) as RunplaneError).status === 404, 10_000, `ttl of ${id}`);
+        await until(
+          async () => ((await statusOrError(ep, id)) as RunplaneError).status === 404,
+          10_000,
+          `ttl of ${id}`,
+        );
       }
       expect(Date.now() - submitted).toBeGreaterThanOrEqual(9900);
       expect(await take(ep, 'w-late')).toEqual([]);
@@ -118,15 +174,32 @@ describe('durable timers', () => {
       const lastPing = Date.now();
       await sleep(1500);
       await notYet(ep, id, 'IN_PROGRESS', lastPing, 2500); // one missed ping is not enough
-      await until(async () => (await status(ep, id)).status === 'IN_QUEUE', 10_000, 'requeue after 3 missed pings');
+      await until(
+        async () => (await status(ep, id)).status === 'IN_QUEUE',
+        10_000,
+        'requeue after 3 missed pings',
+      );
       expect(Date.now() - lastPing).toBeGreaterThanOrEqual(2500); // 3 intervals of 1 s after the last sign of life
       expect(await status(ep, id)).toEqual({ id, status: 'IN_QUEUE', retries: 1 });
-      expect((await h.call(SchedulerRpc.health, { ownerId: OWNER, endpointId: ep })).workers).toMatchObject({ unhealthy: 1, running: 0 });
+      expect(
+        (await h.call(SchedulerRpc.health, { ownerId: OWNER, endpointId: ep })).workers,
+      ).toMatchObject({ unhealthy: 1, running: 0 });
       expect(await take(ep, 'w-healthy')).toEqual([id]);
       // should the silent worker come back, it learns that the job is not its own any more
       expect(await stops(ep, 'w-silent', 0)).toEqual([id]);
-      await h.call(SchedulerRpc.jobDone, { endpointId: ep, workerId: 'w-healthy', jobId: id, body: { output: 'rescued' }, isStream: false });
-      expect(await status(ep, id)).toMatchObject({ status: 'COMPLETED', output: 'rescued', retries: 1, workerId: 'w-healthy' });
+      await h.call(SchedulerRpc.jobDone, {
+        endpointId: ep,
+        workerId: 'w-healthy',
+        jobId: id,
+        body: { output: 'rescued' },
+        isStream: false,
+      });
+      expect(await status(ep, id)).toMatchObject({
+        status: 'COMPLETED',
+        output: 'rescued',
+        retries: 1,
+        workerId: 'w-healthy',
+      });
     });
 
     scenario('a job given to a worker that never received it', async () => {
@@ -134,8 +207,25 @@ describe('durable timers', () => {
       const [lost, kept] = [await h.submit(ep, { n: 1 }), await h.submit(ep, { n: 2 })];
       // Both are assigned to the worker; the answer carrying `lost` is lost on its way.
       const takenAt = Date.now();
-      expect((await h.call(SchedulerRpc.takeJobs, { endpointId: ep, workerId: 'w-rec', batchSize: 2, waitMs: 0 })).jobs.map((j) => j.id).sort()).toEqual([lost, kept].sort());
-      const ping = (jobIds: string[], reportsJobs = true) => h.call(SchedulerRpc.ping, { endpointId: ep, workerId: 'w-rec', jobIds, ...(reportsJobs ? { reportsJobs } : {}) });
+      expect(
+        (
+          await h.call(SchedulerRpc.takeJobs, {
+            endpointId: ep,
+            workerId: 'w-rec',
+            batchSize: 2,
+            waitMs: 0,
+          })
+        ).jobs
+          .map((j) => j.id)
+          .sort(),
+      ).toEqual([lost, kept].sort());
+      const ping = (jobIds: string[], reportsJobs = true) =>
+        h.call(SchedulerRpc.ping, {
+          endpointId: ep,
+          workerId: 'w-rec',
+          jobIds,
+          ...(reportsJobs ? { reportsJobs } : {}),
+        });
       // Alive throughout (pings that do not list their jobs), so that only reconciliation moves a job.
       const quiet = pinging(ep, 'w-rec', [kept]);
       await ping([kept]);
@@ -155,7 +245,6 @@ describe('durable timers', () => {
       expect(await stops(ep, 'w-rec', 0)).toEqual([lost]); // should it have it after all
       quiet();
     });
-
   }, 90_000);
 
   afterAll(async () => {
@@ -179,16 +268,37 @@ describe('durable timers', () => {
       const run = await h.submit(ep, { n: 1 });
       const sync = await h.submit(ep, { n: 2 }, {}, 'runsync');
       const failed = await h.submit(ep, { n: 3 });
-      const jobs = (await h.call(SchedulerRpc.takeJobs, { endpointId: ep, workerId: 'w-keep', batchSize: 3, waitMs: 0 })).jobs.map((j) => j.id);
+      const jobs = (
+        await h.call(SchedulerRpc.takeJobs, {
+          endpointId: ep,
+          workerId: 'w-keep',
+          batchSize: 3,
+          waitMs: 0,
+        })
+      ).jobs.map((j) => j.id);
       expect(jobs).toEqual([run, sync, failed]);
-      const done = (jobId: string, body: Record<string, unknown>) => h.call(SchedulerRpc.jobDone, { endpointId: ep, workerId: 'w-keep', jobId, body, isStream: false });
+      const done = (jobId: string, body: Record<string, unknown>) =>
+        h.call(SchedulerRpc.jobDone, {
+          endpointId: ep,
+          workerId: 'w-keep',
+          jobId,
+          body,
+          isStream: false,
+        });
       await done(run, { output: 'kept 30 min' });
       await done(sync, { output: 'kept 1 min' });
       await done(failed, { error: 'kept 30 min' });
       const now = Date.now();
 
       await sweeper.tick(new Date(now + 61_000));
-      expect(await status(ep, sync)).toEqual({ id: sync, status: 'COMPLETED', delayTime: expect.any(Number), executionTime: expect.any(Number), retries: 0, workerId: 'w-keep' });
+      expect(await status(ep, sync)).toEqual({
+        id: sync,
+        status: 'COMPLETED',
+        delayTime: expect.any(Number),
+        executionTime: expect.any(Number),
+        retries: 0,
+        workerId: 'w-keep',
+      });
       expect((await status(ep, run)).output).toBe('kept 30 min');
 
       await sweeper.tick(new Date(now + 29 * 60_000));
@@ -197,7 +307,11 @@ describe('durable timers', () => {
       const expired = await status(ep, run);
       expect(expired.status).toBe('COMPLETED');
       expect(expired.output).toBeUndefined();
-      const err = await h.error(SchedulerRpc.retryJob, { ownerId: OWNER, endpointId: ep, jobId: failed });
+      const err = await h.error(SchedulerRpc.retryJob, {
+        ownerId: OWNER,
+        endpointId: ep,
+        jobId: failed,
+      });
       expect([err.status, err.code]).toEqual([409, 'JOB_RESULTS_EXPIRED']);
       expect((await status(ep, failed)).error).toBeUndefined();
     });

@@ -10,6 +10,12 @@ export const secretsVaultService: ServiceDescriptor = {
   defaultPort: 8086,
   migrationsDir: SECRETS_VAULT_MIGRATIONS,
   openApi: {
-    tags: [{ name: 'Users and API keys', description: 'Users and their API keys (contract §1): keys are shown once, stored hashed, never wider than their creator.' }],
+    tags: [
+      {
+        name: 'Users and API keys',
+        description:
+          'Users and their API keys (contract §1): keys are shown once, stored hashed, never wider than their creator.',
+      },
+    ],
   },
 };

@@ -16,13 +16,36 @@ import { WebhookSigningBusController } from './webhook-signing/webhook-signing.b
 import { WebhookSigningRepository } from './webhook-signing/webhook-signing.repository.js';
 import { WebhookSigningService } from './webhook-signing/webhook-signing.service.js';
 
-export const SECRETS_VAULT_MIGRATIONS = fileURLToPath(new URL('../prisma/migrations', import.meta.url));
+export const SECRETS_VAULT_MIGRATIONS = fileURLToPath(
+  new URL('../prisma/migrations', import.meta.url),
+);
 
 @Module({
-  imports: [DatabaseModule.forService({ service: 'secrets-vault', client: PrismaClient, migrationsDir: SECRETS_VAULT_MIGRATIONS })],
-  controllers: [ApiUsersController, ApiKeysBusController, SecretsBusController, WebhookSigningBusController],
+  imports: [
+    DatabaseModule.forService({
+      service: 'secrets-vault',
+      client: PrismaClient,
+      migrationsDir: SECRETS_VAULT_MIGRATIONS,
+    }),
+  ],
+  controllers: [
+    ApiUsersController,
+    ApiKeysBusController,
+    SecretsBusController,
+    WebhookSigningBusController,
+  ],
   // MasterKeyring is exported for other vault features that keep values encrypted at rest.
-  providers: [ApiKeysService, ApiUsersService, ApiKeysRepository, keyringProvider, KeyRotation, SecretsService, SecretsRepository, WebhookSigningService, WebhookSigningRepository],
+  providers: [
+    ApiKeysService,
+    ApiUsersService,
+    ApiKeysRepository,
+    keyringProvider,
+    KeyRotation,
+    SecretsService,
+    SecretsRepository,
+    WebhookSigningService,
+    WebhookSigningRepository,
+  ],
   exports: [keyringProvider],
 })
 export class SecretsVaultModule {}

@@ -39,10 +39,21 @@ describe('MasterKeyring (envelope encryption, AES-256-GCM)', () => {
     expect(fromFile.currentKeyId).toBe(fromHex.currentKeyId);
     expect(fromFile.source).toBe('RUNPLANE_MASTER_KEY_FILE');
 
-    expect(() => MasterKeyring.fromEnvironment({ RUNPLANE_MASTER_KEY: 'too-short' }, 'memory')).toThrow(/RUNPLANE_MASTER_KEY must be 32 random bytes/);
-    expect(() => MasterKeyring.fromEnvironment({ RUNPLANE_MASTER_KEY_FILE: '/nonexistent/key' }, 'memory')).toThrow(/cannot read \/nonexistent\/key: ENOENT/);
-    expect(() => MasterKeyring.fromEnvironment({ RUNPLANE_MASTER_KEY: key, RUNPLANE_MASTER_KEY_FILE: file }, 'memory')).toThrow(/not both/);
-    expect(() => MasterKeyring.fromEnvironment({ NODE_ENV: 'production' }, '/tmp/x')).toThrow(MasterKeyError);
+    expect(() =>
+      MasterKeyring.fromEnvironment({ RUNPLANE_MASTER_KEY: 'too-short' }, 'memory'),
+    ).toThrow(/RUNPLANE_MASTER_KEY must be 32 random bytes/);
+    expect(() =>
+      MasterKeyring.fromEnvironment({ RUNPLANE_MASTER_KEY_FILE: '/nonexistent/key' }, 'memory'),
+    ).toThrow(/cannot read \/nonexistent\/key: ENOENT/);
+    expect(() =>
+      MasterKeyring.fromEnvironment(
+        { RUNPLANE_MASTER_KEY: key, RUNPLANE_MASTER_KEY_FILE: file },
+        'memory',
+      ),
+    ).toThrow(/not both/);
+    expect(() => MasterKeyring.fromEnvironment({ NODE_ENV: 'production' }, '/tmp/x')).toThrow(
+      MasterKeyError,
+    );
   });
 
   it('standalone: creates the data dir key once with mode 0600 and keeps using it', () => {
@@ -61,12 +72,19 @@ describe('MasterKeyring (envelope encryption, AES-256-GCM)', () => {
     const oldKey = b64();
     const old = MasterKeyring.fromEnvironment({ RUNPLANE_MASTER_KEY: oldKey }, 'memory');
     const sealed = old.seal('rotate me', 'aad');
-    const rotated = MasterKeyring.fromEnvironment({ RUNPLANE_MASTER_KEY: b64(), RUNPLANE_MASTER_KEY_PREVIOUS: ` ${oldKey} ` }, 'memory');
+    const rotated = MasterKeyring.fromEnvironment(
+      { RUNPLANE_MASTER_KEY: b64(), RUNPLANE_MASTER_KEY_PREVIOUS: ` ${oldKey} ` },
+      'memory',
+    );
     expect(rotated.currentKeyId).not.toBe(old.currentKeyId);
     expect(rotated.open(sealed, 'aad')).toBe('rotate me');
     const rewrapped = { ...sealed, ...rotated.rewrap(sealed, 'aad') };
     expect(rewrapped.keyId).toBe(rotated.currentKeyId);
-    expect(MasterKeyring.fromEnvironment({ RUNPLANE_MASTER_KEY: b64() }, 'memory').knows(sealed.keyId)).toBe(false);
-    expect(() => MasterKeyring.fromEnvironment({ RUNPLANE_MASTER_KEY: b64() }, 'memory').open(sealed, 'aad')).toThrow(/not configured/);
+    expect(
+      MasterKeyring.fromEnvironment({ RUNPLANE_MASTER_KEY: b64() }, 'memory').knows(sealed.keyId),
+    ).toBe(false);
+    expect(() =>
+      MasterKeyring.fromEnvironment({ RUNPLANE_MASTER_KEY: b64() }, 'memory').open(sealed, 'aad'),
+    ).toThrow(/not configured/);
   });
 });

@@ -17,24 +17,43 @@ describe('secrets-vault: secrets over the bus', () => {
     db = server.app.get(PrismaClient, { strict: false });
     await db.user.create({ data: { id: 'usr_bob', name: 'bob' } });
   }, 60_000);
-  afterAll(async () => { await server?.stop(); });
+  afterAll(async () => {
+    await server?.stop();
+  });
 
-  const create = (name: string, value: string, extra: { description?: string; ownerId?: string } = {}) =>
-    server.bus.request(VaultRpc.createSecret, { ownerId: extra.ownerId ?? OWNER, secret: { name, value, description: extra.description } });
+  const create = (
+    name: string,
+    value: string,
+    extra: { description?: string; ownerId?: string } = {},
+  ) =>
+    server.bus.request(VaultRpc.createSecret, {
+      ownerId: extra.ownerId ?? OWNER,
+      secret: { name, value, description: extra.description },
+    });
 
   it('creates a secret: the answer and the listing never hold the value; the table holds ciphertext only', async () => {
     const value = `plain-${randomBytes(8).toString('hex')}`;
     const s = await create('api_key', value, { description: 'for the model' });
-    expect(s).toEqual({ id: expect.stringMatching(/^sec_/), name: 'api_key', description: 'for the model', createdAt: expect.any(String), updatedAt: expect.any(String) });
+    expect(s).toEqual({
+      id: expect.stringMatching(/^sec_/),
+      name: 'api_key',
+      description: 'for the model',
+      createdAt: expect.any(String),
+      updatedAt: expect.any(String),
+    });
     const listed = await server.bus.request(VaultRpc.listSecrets, { ownerId: OWNER });
     expect(listed).toContainEqual(s);
     expect(JSON.stringify(listed)).not.toContain(value);
 
     // Plain-text search over everything the vault stores.
-    const tables = await db.$queryRawUnsafe<Array<{ t: string }>>(`SELECT table_name AS t FROM information_schema.tables WHERE table_schema = 'secrets_vault'`);
+    const tables = await db.$queryRawUnsafe<Array<{ t: string }>>(
+      `SELECT table_name AS t FROM information_schema.tables WHERE table_schema = 'secrets_vault'`,
+    );
     expect(tables.map((r) => r.t)).toContain('Secret');
     for (const { t } of tables) {
-      const rows = await db.$queryRawUnsafe<Array<{ row: string }>>(`SELECT x::text AS row FROM secrets_vault."${t}" x`);
+      const rows = await db.$queryRawUnsafe<Array<{ row: string }>>(
+        `SELECT x::text AS row FROM secrets_vault."${t}" x`,
+      );
       for (const { row } of rows) {
         expect(row).not.toContain(value);
         expect(row).not.toContain(Buffer.from(value).toString('hex'));
@@ -47,33 +66,76 @@ describe('secrets-vault: secrets over the bus', () => {
 
   it('names are unique per owner (409), must be referenceable (400), and a value is required (400)', async () => {
     await create('dup', 'a');
-    await expect(create('dup', 'b')).rejects.toMatchObject({ status: 409, code: 'SECRET_NAME_TAKEN', message: expect.stringContaining('"dup"') });
-    await expect(create('dup', 'b', { ownerId: 'usr_bob' })).resolves.toMatchObject({ name: 'dup' });
-    await expect(create('has space', 'x')).rejects.toMatchObject({ status: 400, details: [expect.objectContaining({ path: 'secret.name' })] });
-    await expect(server.bus.request(VaultRpc.createSecret, { ownerId: OWNER, secret: { name: 'novalue' } as never }))
-      .rejects.toMatchObject({ status: 400, details: [expect.objectContaining({ path: 'secret.value' })] });
+    await expect(create('dup', 'b')).rejects.toMatchObject({
+      status: 409,
+      code: 'SECRET_NAME_TAKEN',
+      message: expect.stringContaining('"dup"'),
+    });
+    await expect(create('dup', 'b', { ownerId: 'usr_bob' })).resolves.toMatchObject({
+      name: 'dup',
+    });
+    await expect(create('has space', 'x')).rejects.toMatchObject({
+      status: 400,
+      details: [expect.objectContaining({ path: 'secret.name' })],
+    });
+    await expect(
+      server.bus.request(VaultRpc.createSecret, {
+        ownerId: OWNER,
+        secret: { name: 'novalue' } as never,
+      }),
+    ).rejects.toMatchObject({
+      status: 400,
+      details: [expect.objectContaining({ path: 'secret.value' })],
+    });
     // A validation error never echoes the value.
     const err = await create('bad name!', 'super-secret-echo').catch((e: RunplaneError) => e);
     expect(JSON.stringify((err as RunplaneError).toBody())).not.toContain('super-secret-echo');
-    await expect(create('ghost', 'x', { ownerId: 'usr_nobody' })).rejects.toMatchObject({ status: 404 });
+    await expect(create('ghost', 'x', { ownerId: 'usr_nobody' })).rejects.toMatchObject({
+      status: 404,
+    });
   });
 
   it('resolves {{ RUNPOD_SECRET_<name> }} in an env for its owner only; unknown names fail naming secret and variable', async () => {
     await create('token', 'T0K$&N');
     await create('token', 'bobs-token', { ownerId: 'usr_bob' });
     const env = { A: '{{ RUNPOD_SECRET_token }}', B: 'Bearer {{RUNPOD_SECRET_token}}', C: 'plain' };
-    expect(await server.bus.request(VaultRpc.resolveSecrets, { ownerId: OWNER, env })).toEqual({ env: { A: 'T0K$&N', B: 'Bearer T0K$&N', C: 'plain' } });
-    expect((await server.bus.request(VaultRpc.resolveSecrets, { ownerId: 'usr_bob', env })).env.A).toBe('bobs-token');
-    expect(await server.bus.request(VaultRpc.resolveSecrets, { ownerId: OWNER, env: { C: 'plain' } })).toEqual({ env: { C: 'plain' } });
-    await expect(server.bus.request(VaultRpc.resolveSecrets, { ownerId: OWNER, env: { ...env, D: '{{ RUNPOD_SECRET_nope }}' } }))
-      .rejects.toMatchObject({ status: 400, code: 'SECRET_NOT_FOUND', message: expect.stringMatching(/"nope" \(in D\)/) });
+    expect(await server.bus.request(VaultRpc.resolveSecrets, { ownerId: OWNER, env })).toEqual({
+      env: { A: 'T0K$&N', B: 'Bearer T0K$&N', C: 'plain' },
+    });
+    expect(
+      (await server.bus.request(VaultRpc.resolveSecrets, { ownerId: 'usr_bob', env })).env.A,
+    ).toBe('bobs-token');
+    expect(
+      await server.bus.request(VaultRpc.resolveSecrets, { ownerId: OWNER, env: { C: 'plain' } }),
+    ).toEqual({ env: { C: 'plain' } });
+    await expect(
+      server.bus.request(VaultRpc.resolveSecrets, {
+        ownerId: OWNER,
+        env: { ...env, D: '{{ RUNPOD_SECRET_nope }}' },
+      }),
+    ).rejects.toMatchObject({
+      status: 400,
+      code: 'SECRET_NOT_FOUND',
+      message: expect.stringMatching(/"nope" \(in D\)/),
+    });
   });
 
-  it('deletes the owner\'s secret only; then it is 404 and no longer resolves', async () => {
+  it("deletes the owner's secret only; then it is 404 and no longer resolves", async () => {
     const s = await create('gone', 'v');
-    await expect(server.bus.request(VaultRpc.deleteSecret, { ownerId: 'usr_bob', secretId: s.id })).rejects.toMatchObject({ status: 404 });
-    expect(await server.bus.request(VaultRpc.deleteSecret, { ownerId: OWNER, secretId: s.id })).toEqual({ ok: true });
-    await expect(server.bus.request(VaultRpc.deleteSecret, { ownerId: OWNER, secretId: s.id })).rejects.toMatchObject({ status: 404, code: 'SECRET_NOT_FOUND' });
-    await expect(server.bus.request(VaultRpc.resolveSecrets, { ownerId: OWNER, env: { X: '{{ RUNPOD_SECRET_gone }}' } })).rejects.toMatchObject({ status: 400 });
+    await expect(
+      server.bus.request(VaultRpc.deleteSecret, { ownerId: 'usr_bob', secretId: s.id }),
+    ).rejects.toMatchObject({ status: 404 });
+    expect(
+      await server.bus.request(VaultRpc.deleteSecret, { ownerId: OWNER, secretId: s.id }),
+    ).toEqual({ ok: true });
+    await expect(
+      server.bus.request(VaultRpc.deleteSecret, { ownerId: OWNER, secretId: s.id }),
+    ).rejects.toMatchObject({ status: 404, code: 'SECRET_NOT_FOUND' });
+    await expect(
+      server.bus.request(VaultRpc.resolveSecrets, {
+        ownerId: OWNER,
+        env: { X: '{{ RUNPOD_SECRET_gone }}' },
+      }),
+    ).rejects.toMatchObject({ status: 400 });
   });
 });

@@ -9,20 +9,35 @@ describe('secrets-vault: users and API keys over REST', () => {
   let server: TestServer;
   const as = (key: string) => ({ authorization: `Bearer ${key}` });
 
-  beforeAll(async () => { server = await startTestServer([secretsVaultService]); }, 60_000);
-  afterAll(async () => { await server?.stop(); });
+  beforeAll(async () => {
+    server = await startTestServer([secretsVaultService]);
+  }, 60_000);
+  afterAll(async () => {
+    await server?.stop();
+  });
 
   async function newUserKey(scope: 'admin' | 'readwrite' | 'readonly') {
     const user = await server.call('POST', '/v1/users', { name: `user-${scope}` });
     expect(user.status).toBe(200);
-    const created = await server.call('POST', '/v1/apikeys', { name: `${scope} key`, userId: user.body.id, scope });
+    const created = await server.call('POST', '/v1/apikeys', {
+      name: `${scope} key`,
+      userId: user.body.id,
+      scope,
+    });
     expect(created.status).toBe(200);
-    return { userId: user.body.id as string, keyId: created.body.id as string, key: created.body.key as string };
+    return {
+      userId: user.body.id as string,
+      keyId: created.body.id as string,
+      key: created.body.key as string,
+    };
   }
 
   it('an admin creates a user and lists users', async () => {
     const created = await server.call('POST', '/v1/users', { name: 'alice' });
-    expect(created).toMatchObject({ status: 200, body: { id: expect.stringMatching(/^usr_/), name: 'alice', createdAt: expect.any(String) } });
+    expect(created).toMatchObject({
+      status: 200,
+      body: { id: expect.stringMatching(/^usr_/), name: 'alice', createdAt: expect.any(String) },
+    });
     const listed = await server.call('GET', '/v1/users');
     expect(listed.status).toBe(200);
     expect(listed.body).toEqual(expect.arrayContaining([created.body]));
@@ -31,13 +46,26 @@ describe('secrets-vault: users and API keys over REST', () => {
   it('creates a key shown once, stored only as its hash, never listed with its value', async () => {
     const { userId, keyId, key } = await newUserKey('readwrite');
     expect(key).toMatch(/^rpk_[A-Za-z0-9_-]{43}$/);
-    const row = await server.app.get(PrismaClient, { strict: false }).apiKey.findUniqueOrThrow({ where: { id: keyId } });
+    const row = await server.app
+      .get(PrismaClient, { strict: false })
+      .apiKey.findUniqueOrThrow({ where: { id: keyId } });
     expect(row.keyHash).toBe(hashApiKey(key));
     expect(JSON.stringify(row)).not.toContain(key);
 
     const all = await server.call('GET', '/v1/apikeys');
     expect(all.status).toBe(200);
-    expect(all.body).toEqual(expect.arrayContaining([{ id: keyId, name: 'readwrite key', userId, scope: 'readwrite', endpointId: null, createdAt: expect.any(String) }]));
+    expect(all.body).toEqual(
+      expect.arrayContaining([
+        {
+          id: keyId,
+          name: 'readwrite key',
+          userId,
+          scope: 'readwrite',
+          endpointId: null,
+          createdAt: expect.any(String),
+        },
+      ]),
+    );
     expect(JSON.stringify(all.body)).not.toContain(key);
     expect(JSON.stringify(all.body)).not.toContain(row.keyHash);
 
@@ -49,19 +77,47 @@ describe('secrets-vault: users and API keys over REST', () => {
 
   it('a non-admin key creates keys only for its own user and no wider than its own scope', async () => {
     const { userId, key } = await newUserKey('readwrite');
-    const wider = await server.call('POST', '/v1/apikeys', { name: 'escalate', scope: 'admin' }, as(key));
-    expect(wider).toMatchObject({ status: 401, body: { status: 401, error: expect.stringMatching(/scope readwrite cannot create a key with the wider scope admin/) } });
-    const other = await server.call('POST', '/v1/apikeys', { name: 'foreign', scope: 'readonly', userId: 'usr_admin' }, as(key));
+    const wider = await server.call(
+      'POST',
+      '/v1/apikeys',
+      { name: 'escalate', scope: 'admin' },
+      as(key),
+    );
+    expect(wider).toMatchObject({
+      status: 401,
+      body: {
+        status: 401,
+        error: expect.stringMatching(
+          /scope readwrite cannot create a key with the wider scope admin/,
+        ),
+      },
+    });
+    const other = await server.call(
+      'POST',
+      '/v1/apikeys',
+      { name: 'foreign', scope: 'readonly', userId: 'usr_admin' },
+      as(key),
+    );
     expect(other.status).toBe(404);
-    const narrower = await server.call('POST', '/v1/apikeys', { name: 'ro', scope: 'readonly' }, as(key));
-    expect(narrower).toMatchObject({ status: 200, body: { userId, scope: 'readonly', key: expect.any(String) } });
+    const narrower = await server.call(
+      'POST',
+      '/v1/apikeys',
+      { name: 'ro', scope: 'readonly' },
+      as(key),
+    );
+    expect(narrower).toMatchObject({
+      status: 200,
+      body: { userId, scope: 'readonly', key: expect.any(String) },
+    });
     expect((await server.call('GET', '/v1/users', undefined, as(key))).status).toBe(401); // admin only
   });
 
   it('a readonly key reads but cannot create keys or users', async () => {
     const { key } = await newUserKey('readonly');
     expect((await server.call('GET', '/v1/apikeys', undefined, as(key))).status).toBe(200);
-    expect((await server.call('POST', '/v1/apikeys', { name: 'x', scope: 'readonly' }, as(key))).status).toBe(401);
+    expect(
+      (await server.call('POST', '/v1/apikeys', { name: 'x', scope: 'readonly' }, as(key))).status,
+    ).toBe(401);
     expect((await server.call('POST', '/v1/users', { name: 'x' }, as(key))).status).toBe(401);
   });
 
@@ -72,14 +128,20 @@ describe('secrets-vault: users and API keys over REST', () => {
     expect(revoked.status).toBe(204);
     expect((await server.call('GET', '/v1/apikeys', undefined, as(key))).status).toBe(401);
     expect((await server.call('DELETE', `/v1/apikeys/${keyId}`)).status).toBe(404);
-    expect((await server.call('GET', '/v1/apikeys')).body.some((k: { id: string }) => k.id === keyId)).toBe(false);
+    expect(
+      (await server.call('GET', '/v1/apikeys')).body.some((k: { id: string }) => k.id === keyId),
+    ).toBe(false);
 
     const self = await newUserKey('readwrite');
-    expect((await server.call('DELETE', `/v1/apikeys/${self.keyId}`, undefined, as(self.key))).status).toBe(409);
+    expect(
+      (await server.call('DELETE', `/v1/apikeys/${self.keyId}`, undefined, as(self.key))).status,
+    ).toBe(409);
     expect((await server.call('DELETE', '/v1/apikeys/key_bootstrap')).status).toBe(409);
     // Another user's key is not found for a non-admin.
     const mallory = await newUserKey('readwrite');
-    expect((await server.call('DELETE', `/v1/apikeys/${self.keyId}`, undefined, as(mallory.key))).status).toBe(404);
+    expect(
+      (await server.call('DELETE', `/v1/apikeys/${self.keyId}`, undefined, as(mallory.key))).status,
+    ).toBe(404);
   });
 
   it('rejects bad input with 400 and the offending field', async () => {
@@ -91,9 +153,17 @@ describe('secrets-vault: users and API keys over REST', () => {
     ];
     for (const [body, path] of cases) {
       const res = await server.call('POST', '/v1/apikeys', body);
-      expect({ body, status: res.status, paths: res.body.details?.map((d: { path: string }) => d.path) }).toEqual({ body, status: 400, paths: expect.arrayContaining([path]) });
+      expect({
+        body,
+        status: res.status,
+        paths: res.body.details?.map((d: { path: string }) => d.path),
+      }).toEqual({ body, status: 400, paths: expect.arrayContaining([path]) });
     }
-    const endpointOnReadonly = await server.call('POST', '/v1/apikeys', { name: 'k', scope: 'readonly', endpointId: 'ep' });
+    const endpointOnReadonly = await server.call('POST', '/v1/apikeys', {
+      name: 'k',
+      scope: 'readonly',
+      endpointId: 'ep',
+    });
     expect(endpointOnReadonly.status).toBe(400);
     expect((await server.call('POST', '/v1/users', {})).status).toBe(400);
   });

@@ -9,10 +9,14 @@ describe('secrets-vault: webhook signing secrets', () => {
   let server: TestServer;
   let db: PrismaClient;
   beforeAll(async () => {
-    server = await startTestServer([secretsVaultService], { RUNPLANE_MASTER_KEY: randomBytes(32).toString('base64') });
+    server = await startTestServer([secretsVaultService], {
+      RUNPLANE_MASTER_KEY: randomBytes(32).toString('base64'),
+    });
     db = server.app.get(PrismaClient, { strict: false });
   }, 60_000);
-  afterAll(async () => { await server?.stop(); });
+  afterAll(async () => {
+    await server?.stop();
+  });
 
   const ask = (userId: string) => server.bus.request(WebhookVaultRpc.signingSecret, { userId });
 
@@ -38,6 +42,8 @@ describe('secrets-vault: webhook signing secrets', () => {
   });
 
   it('rejects a request without a user (400)', async () => {
-    await expect(server.bus.request(WebhookVaultRpc.signingSecret, { userId: '' })).rejects.toMatchObject({ status: 400 });
+    await expect(
+      server.bus.request(WebhookVaultRpc.signingSecret, { userId: '' }),
+    ).rejects.toMatchObject({ status: 400 });
   });
 });

@@ -8,34 +8,65 @@ import { secretsVaultService } from '../src/index.js';
 
 describe('secrets-vault: worker keys', () => {
   let server: TestServer;
-  beforeAll(async () => { server = await startTestServer([secretsVaultService]); }, 60_000);
-  afterAll(async () => { await server?.stop(); });
+  beforeAll(async () => {
+    server = await startTestServer([secretsVaultService]);
+  }, 60_000);
+  afterAll(async () => {
+    await server?.stop();
+  });
 
   it('mints a worker key for one endpoint that verifies to a worker principal; only its hash is stored', async () => {
-    const minted = await server.bus.request(VaultRpc.mintWorkerKey, { userId: BOOTSTRAP_USER_ID, endpointId: 'ep-1' });
-    expect(minted).toEqual({ keyId: expect.stringMatching(/^key_/), key: expect.stringMatching(/^rpk_[A-Za-z0-9_-]{43}$/) });
-    const { principal } = await server.bus.request(VaultRpc.verifyApiKey, { keyHash: hashApiKey(minted.key) });
-    expect(principal).toEqual({ userId: BOOTSTRAP_USER_ID, keyId: minted.keyId, scope: 'worker', endpointId: 'ep-1' });
+    const minted = await server.bus.request(VaultRpc.mintWorkerKey, {
+      userId: BOOTSTRAP_USER_ID,
+      endpointId: 'ep-1',
+    });
+    expect(minted).toEqual({
+      keyId: expect.stringMatching(/^key_/),
+      key: expect.stringMatching(/^rpk_[A-Za-z0-9_-]{43}$/),
+    });
+    const { principal } = await server.bus.request(VaultRpc.verifyApiKey, {
+      keyHash: hashApiKey(minted.key),
+    });
+    expect(principal).toEqual({
+      userId: BOOTSTRAP_USER_ID,
+      keyId: minted.keyId,
+      scope: 'worker',
+      endpointId: 'ep-1',
+    });
 
-    const row = await server.app.get(PrismaClient, { strict: false }).apiKey.findUniqueOrThrow({ where: { id: minted.keyId } });
+    const row = await server.app
+      .get(PrismaClient, { strict: false })
+      .apiKey.findUniqueOrThrow({ where: { id: minted.keyId } });
     expect(row.keyHash).toBe(hashApiKey(minted.key));
     expect(JSON.stringify(row)).not.toContain(minted.key);
 
-    const second = await server.bus.request(VaultRpc.mintWorkerKey, { userId: BOOTSTRAP_USER_ID, endpointId: 'ep-1' });
+    const second = await server.bus.request(VaultRpc.mintWorkerKey, {
+      userId: BOOTSTRAP_USER_ID,
+      endpointId: 'ep-1',
+    });
     expect(second.key).not.toBe(minted.key);
     expect(second.keyId).not.toBe(minted.keyId);
   });
 
   it('refuses an unknown user (404) and an incomplete request (400)', async () => {
-    await expect(server.bus.request(VaultRpc.mintWorkerKey, { userId: 'usr_nobody', endpointId: 'ep-1' }))
-      .rejects.toMatchObject({ status: 404, code: 'USER_NOT_FOUND' });
-    await expect(server.bus.request(VaultRpc.mintWorkerKey, { userId: BOOTSTRAP_USER_ID } as never))
-      .rejects.toMatchObject({ status: 400, details: [expect.objectContaining({ path: 'endpointId' })] });
+    await expect(
+      server.bus.request(VaultRpc.mintWorkerKey, { userId: 'usr_nobody', endpointId: 'ep-1' }),
+    ).rejects.toMatchObject({ status: 404, code: 'USER_NOT_FOUND' });
+    await expect(
+      server.bus.request(VaultRpc.mintWorkerKey, { userId: BOOTSTRAP_USER_ID } as never),
+    ).rejects.toMatchObject({
+      status: 400,
+      details: [expect.objectContaining({ path: 'endpointId' })],
+    });
   });
 
   it('the admin key still verifies as admin, and unknown hashes verify to no one', async () => {
-    const { principal } = await server.bus.request(VaultRpc.verifyApiKey, { keyHash: hashApiKey(server.apiKey) });
+    const { principal } = await server.bus.request(VaultRpc.verifyApiKey, {
+      keyHash: hashApiKey(server.apiKey),
+    });
     expect(principal).toMatchObject({ userId: BOOTSTRAP_USER_ID, scope: 'admin' });
-    await expect(server.bus.request(VaultRpc.verifyApiKey, { keyHash: hashApiKey('rpk_unknown') })).resolves.toEqual({ principal: null });
+    await expect(
+      server.bus.request(VaultRpc.verifyApiKey, { keyHash: hashApiKey('rpk_unknown') }),
+    ).resolves.toEqual({ principal: null });
   });
 });

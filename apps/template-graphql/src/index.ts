@@ -12,7 +12,12 @@ export const templateGraphqlService: ServiceDescriptor = {
   defaultPort: 8085,
   migrationsDir: TEMPLATE_GRAPHQL_MIGRATIONS,
   openApi: {
-    tags: [{ name: 'GraphQL', description: 'Templates and secrets, RunPod style; the schema is docs/schema.graphql.' }],
+    tags: [
+      {
+        name: 'GraphQL',
+        description: 'Templates and secrets, RunPod style; the schema is docs/schema.graphql.',
+      },
+    ],
     paths: GRAPHQL_OPENAPI_PATHS,
   },
 };

@@ -10,6 +10,12 @@ export class TemplateSettings {
   readonly deleteDelayMs: number;
 
   constructor(config: RunplaneConfig) {
-    this.deleteDelayMs = intSetting(environmentOf(config), 'RUNPLANE_TEMPLATE_DELETE_DELAY_MS', DEFAULT_TEMPLATE_DELETE_DELAY_MS, 0, 86_400_000);
+    this.deleteDelayMs = intSetting(
+      environmentOf(config),
+      'RUNPLANE_TEMPLATE_DELETE_DELAY_MS',
+      DEFAULT_TEMPLATE_DELETE_DELAY_MS,
+      0,
+      86_400_000,
+    );
   }
 }

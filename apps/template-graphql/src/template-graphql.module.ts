@@ -15,19 +15,39 @@ import { TemplatesBusController } from './templates/templates.bus-controller.js'
 import { TemplatesRepository } from './templates/templates.repository.js';
 import { TemplatesService } from './templates/templates.service.js';
 
-export const TEMPLATE_GRAPHQL_MIGRATIONS = fileURLToPath(new URL('../prisma/migrations', import.meta.url));
+export const TEMPLATE_GRAPHQL_MIGRATIONS = fileURLToPath(
+  new URL('../prisma/migrations', import.meta.url),
+);
 
 /**
  * template-graphql owns templates (bus operations for pod-rest's REST API and the scheduler) and
  * serves the GraphQL API for templates and secrets (`/graphql`; secrets themselves live in the vault).
  */
 @Module({
-  imports: [DatabaseModule.forService({ service: 'template-graphql', client: PrismaClient, migrationsDir: TEMPLATE_GRAPHQL_MIGRATIONS }), GraphqlApiModule],
+  imports: [
+    DatabaseModule.forService({
+      service: 'template-graphql',
+      client: PrismaClient,
+      migrationsDir: TEMPLATE_GRAPHQL_MIGRATIONS,
+    }),
+    GraphqlApiModule,
+  ],
   controllers: [TemplatesBusController],
   providers: [
-    TemplatesService, TemplatesRepository, TemplateUsage, TemplateSettings,
-    TemplatesResolver, SecretsResolver, MyselfResolver, SecretsClient,
-    outboxRelayProvider({ service: 'template-graphql', client: PrismaClient, events: [TemplateEvents.updated], logger: LOGGER }),
+    TemplatesService,
+    TemplatesRepository,
+    TemplateUsage,
+    TemplateSettings,
+    TemplatesResolver,
+    SecretsResolver,
+    MyselfResolver,
+    SecretsClient,
+    outboxRelayProvider({
+      service: 'template-graphql',
+      client: PrismaClient,
+      events: [TemplateEvents.updated],
+      logger: LOGGER,
+    }),
   ],
 })
 export class TemplateGraphqlModule {}

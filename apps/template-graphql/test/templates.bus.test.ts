@@ -1,5 +1,14 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it, jest } from '@jest/globals';
-import { PodRpc, RunplaneError, SchedulerRpc, TemplateEvents, TemplateRpc, type Template, type TemplatePodUsage, type TemplateUpdatedEvent } from '@runplane/contracts';
+import {
+  PodRpc,
+  RunplaneError,
+  SchedulerRpc,
+  TemplateEvents,
+  TemplateRpc,
+  type Template,
+  type TemplatePodUsage,
+  type TemplateUpdatedEvent,
+} from '@runplane/contracts';
 import type { DeliveredEvent, Subscription } from '@runplane/bus';
 import { startTestServer, type TestServer } from '@runplane/platform';
 import { PrismaClient } from '../src/generated/prisma/client.js';
@@ -28,20 +37,36 @@ describe('template-graphql: TemplateRpc over the bus', () => {
     relay = server.app.get(OutboxRelay, { strict: false });
     events = [];
     // The scheduler's group, declared by the event: what it would receive.
-    consumer = await server.bus.consume(TemplateEvents.updated, 'scheduler', async (e) => { events.push(e); });
+    consumer = await server.bus.consume(TemplateEvents.updated, 'scheduler', async (e) => {
+      events.push(e);
+    });
     // Stand-ins for the scheduler (endpoints on a template) and pod-rest (Pods on it).
     await server.bus.serve(SchedulerRpc.templateUsage, async ({ templateId }) => {
       if (schedulerDown) throw RunplaneError.unavailable('no instance of scheduler is answering');
       return { endpoints: endpointUsage.get(templateId) ?? 0 };
     });
-    await server.bus.serve(PodRpc.templateUsage, async ({ templateId }) => podUsage.get(templateId) ?? { pods: 0, lastUsedAt: null });
-    await server.bus.serve(SchedulerRpc.releaseTemplate, async (req) => { releases.push(req); return { ok: true as const }; });
+    await server.bus.serve(
+      PodRpc.templateUsage,
+      async ({ templateId }) => podUsage.get(templateId) ?? { pods: 0, lastUsedAt: null },
+    );
+    await server.bus.serve(SchedulerRpc.releaseTemplate, async (req) => {
+      releases.push(req);
+      return { ok: true as const };
+    });
   }, 60_000);
-  afterAll(async () => { await consumer?.stop(); await server?.stop(); });
-  afterEach(() => { jest.restoreAllMocks(); });
+  afterAll(async () => {
+    await consumer?.stop();
+    await server?.stop();
+  });
+  afterEach(() => {
+    jest.restoreAllMocks();
+  });
 
   const create = (ownerId: string, template: Record<string, unknown>) =>
-    server.bus.request(TemplateRpc.create, { ownerId, template: { imageName: 'img:1', ...template } as never });
+    server.bus.request(TemplateRpc.create, {
+      ownerId,
+      template: { imageName: 'img:1', ...template } as never,
+    });
   const waitForEvents = async (n: number) => {
     for (let i = 0; i < 200 && events.length < n; i++) await new Promise((r) => setTimeout(r, 25));
     return events;
@@ -51,40 +76,99 @@ describe('template-graphql: TemplateRpc over the bus', () => {
     const name = uniq('defaults');
     const t = await create(ALICE, { name });
     expect(t).toEqual({
-      id: expect.stringMatching(/^[a-z0-9]{16}$/), name, imageName: 'img:1', category: 'NVIDIA', containerDiskInGb: 50,
-      containerRegistryAuthId: null, dockerEntrypoint: [], dockerStartCmd: [], earned: 0, env: {}, isPublic: false,
-      isRunpod: false, isServerless: false, ports: [], readme: '', runtimeInMin: 0, volumeInGb: 20, volumeMountPath: '/workspace',
+      id: expect.stringMatching(/^[a-z0-9]{16}$/),
+      name,
+      imageName: 'img:1',
+      category: 'NVIDIA',
+      containerDiskInGb: 50,
+      containerRegistryAuthId: null,
+      dockerEntrypoint: [],
+      dockerStartCmd: [],
+      earned: 0,
+      env: {},
+      isPublic: false,
+      isRunpod: false,
+      isServerless: false,
+      ports: [],
+      readme: '',
+      runtimeInMin: 0,
+      volumeInGb: 20,
+      volumeMountPath: '/workspace',
     });
     const full = await create(ALICE, {
-      name: uniq('full'), category: 'CPU', containerDiskInGb: 5, volumeInGb: 0, volumeMountPath: '/data', containerRegistryAuthId: 'reg1',
-      dockerEntrypoint: ['node'], dockerStartCmd: ['worker.mjs'], env: { A: '1', S: '{{ RUNPOD_SECRET_x }}' }, ports: ['8888/http', '22/tcp'],
-      isPublic: true, isServerless: true, readme: '# hi', unknownField: 'ignored',
+      name: uniq('full'),
+      category: 'CPU',
+      containerDiskInGb: 5,
+      volumeInGb: 0,
+      volumeMountPath: '/data',
+      containerRegistryAuthId: 'reg1',
+      dockerEntrypoint: ['node'],
+      dockerStartCmd: ['worker.mjs'],
+      env: { A: '1', S: '{{ RUNPOD_SECRET_x }}' },
+      ports: ['8888/http', '22/tcp'],
+      isPublic: true,
+      isServerless: true,
+      readme: '# hi',
+      unknownField: 'ignored',
     });
-    expect(full).toMatchObject({ category: 'CPU', containerDiskInGb: 5, volumeInGb: 0, volumeMountPath: '/data', containerRegistryAuthId: 'reg1',
-      dockerEntrypoint: ['node'], dockerStartCmd: ['worker.mjs'], env: { A: '1', S: '{{ RUNPOD_SECRET_x }}' }, ports: ['8888/http', '22/tcp'],
-      isPublic: true, isServerless: true, readme: '# hi' });
+    expect(full).toMatchObject({
+      category: 'CPU',
+      containerDiskInGb: 5,
+      volumeInGb: 0,
+      volumeMountPath: '/data',
+      containerRegistryAuthId: 'reg1',
+      dockerEntrypoint: ['node'],
+      dockerStartCmd: ['worker.mjs'],
+      env: { A: '1', S: '{{ RUNPOD_SECRET_x }}' },
+      ports: ['8888/http', '22/tcp'],
+      isPublic: true,
+      isServerless: true,
+      readme: '# hi',
+    });
     expect(full).not.toHaveProperty('unknownField');
-    expect(await server.bus.request(TemplateRpc.get, { ownerId: ALICE, templateId: full.id })).toEqual(full);
+    expect(
+      await server.bus.request(TemplateRpc.get, { ownerId: ALICE, templateId: full.id }),
+    ).toEqual(full);
   });
 
   it('names are unique per owner: a duplicate is 409 naming it and leaves no row behind', async () => {
     const name = uniq('dup');
     await create(ALICE, { name });
     const before = await db.template.count();
-    await expect(create(ALICE, { name, imageName: 'other:2' })).rejects.toMatchObject({ status: 409, code: 'TEMPLATE_NAME_TAKEN', message: expect.stringContaining(name) });
+    await expect(create(ALICE, { name, imageName: 'other:2' })).rejects.toMatchObject({
+      status: 409,
+      code: 'TEMPLATE_NAME_TAKEN',
+      message: expect.stringContaining(name),
+    });
     expect(await db.template.count()).toBe(before);
     await expect(create(BOB, { name })).resolves.toMatchObject({ name });
   });
 
   it('rejects invalid input with 400 details', async () => {
-    await expect(server.bus.request(TemplateRpc.create, { ownerId: ALICE, template: { imageName: 'x:1' } as never }))
-      .rejects.toMatchObject({ status: 400, details: [expect.objectContaining({ path: 'template.name' })] });
-    await expect(create(ALICE, { name: uniq('bad'), env: { A: 1 } }))
-      .rejects.toMatchObject({ status: 400, details: [expect.objectContaining({ path: 'template.env', message: expect.stringContaining('env.A') })] });
-    await expect(create(ALICE, { name: uniq('bad'), category: 'INTEL' })).rejects.toMatchObject({ status: 400 });
+    await expect(
+      server.bus.request(TemplateRpc.create, {
+        ownerId: ALICE,
+        template: { imageName: 'x:1' } as never,
+      }),
+    ).rejects.toMatchObject({
+      status: 400,
+      details: [expect.objectContaining({ path: 'template.name' })],
+    });
+    await expect(create(ALICE, { name: uniq('bad'), env: { A: 1 } })).rejects.toMatchObject({
+      status: 400,
+      details: [
+        expect.objectContaining({
+          path: 'template.env',
+          message: expect.stringContaining('env.A'),
+        }),
+      ],
+    });
+    await expect(create(ALICE, { name: uniq('bad'), category: 'INTEL' })).rejects.toMatchObject({
+      status: 400,
+    });
   });
 
-  it('lists the owner\'s templates, and public ones of others only when asked', async () => {
+  it("lists the owner's templates, and public ones of others only when asked", async () => {
     const mine = await create(ALICE, { name: uniq('list-mine') });
     const bobsPublic = await create(BOB, { name: uniq('list-public'), isPublic: true });
     const bobsPrivate = await create(BOB, { name: uniq('list-private') });
@@ -92,25 +176,45 @@ describe('template-graphql: TemplateRpc over the bus', () => {
     const ids = (ts: Template[]) => ts.map((t) => t.id);
     expect(ids(own)).toContain(mine.id);
     expect(ids(own)).not.toContain(bobsPublic.id);
-    const withPublic = await server.bus.request(TemplateRpc.list, { ownerId: ALICE, includePublicTemplates: true });
+    const withPublic = await server.bus.request(TemplateRpc.list, {
+      ownerId: ALICE,
+      includePublicTemplates: true,
+    });
     expect(ids(withPublic)).toEqual(expect.arrayContaining([mine.id, bobsPublic.id]));
     expect(ids(withPublic)).not.toContain(bobsPrivate.id);
   });
 
-  it('gets the owner\'s or a public template; anything else is 404', async () => {
+  it("gets the owner's or a public template; anything else is 404", async () => {
     const bobsPublic = await create(BOB, { name: uniq('get-public'), isPublic: true });
     const bobsPrivate = await create(BOB, { name: uniq('get-private') });
-    await expect(server.bus.request(TemplateRpc.get, { ownerId: ALICE, templateId: bobsPublic.id })).resolves.toEqual(bobsPublic);
-    await expect(server.bus.request(TemplateRpc.get, { ownerId: ALICE, templateId: bobsPrivate.id })).rejects.toMatchObject({ status: 404 });
-    await expect(server.bus.request(TemplateRpc.get, { ownerId: ALICE, templateId: 'nope' })).rejects.toMatchObject({ status: 404, code: 'TEMPLATE_NOT_FOUND' });
+    await expect(
+      server.bus.request(TemplateRpc.get, { ownerId: ALICE, templateId: bobsPublic.id }),
+    ).resolves.toEqual(bobsPublic);
+    await expect(
+      server.bus.request(TemplateRpc.get, { ownerId: ALICE, templateId: bobsPrivate.id }),
+    ).rejects.toMatchObject({ status: 404 });
+    await expect(
+      server.bus.request(TemplateRpc.get, { ownerId: ALICE, templateId: 'nope' }),
+    ).rejects.toMatchObject({ status: 404, code: 'TEMPLATE_NOT_FOUND' });
   });
 
   it('updates only the given fields and announces the change with template.updated', async () => {
-    const t = await create(ALICE, { name: uniq('upd'), env: { A: '1' }, dockerStartCmd: ['run'], containerRegistryAuthId: 'reg' });
+    const t = await create(ALICE, {
+      name: uniq('upd'),
+      env: { A: '1' },
+      dockerStartCmd: ['run'],
+      containerRegistryAuthId: 'reg',
+    });
     events.length = 0;
-    const updated = await server.bus.request(TemplateRpc.update, { ownerId: ALICE, templateId: t.id, changes: { env: { B: '2' }, containerDiskInGb: 7, readme: null, extra: 1 } as never });
+    const updated = await server.bus.request(TemplateRpc.update, {
+      ownerId: ALICE,
+      templateId: t.id,
+      changes: { env: { B: '2' }, containerDiskInGb: 7, readme: null, extra: 1 } as never,
+    });
     expect(updated).toEqual({ ...t, env: { B: '2' }, containerDiskInGb: 7 });
-    expect(await server.bus.request(TemplateRpc.get, { ownerId: ALICE, templateId: t.id })).toEqual(updated);
+    expect(await server.bus.request(TemplateRpc.get, { ownerId: ALICE, templateId: t.id })).toEqual(
+      updated,
+    );
     // Published before the reply: already on the bus (delivery to the consumer is asynchronous).
     expect(await db.outboxEvent.count()).toBe(0);
     await waitForEvents(1);
@@ -119,10 +223,18 @@ describe('template-graphql: TemplateRpc over the bus', () => {
     expect(releases).toContainEqual({ templateId: t.id, eventId: events[0].id });
 
     // Nothing actually changes: no event (no needless rolling release).
-    const same = await server.bus.request(TemplateRpc.update, { ownerId: ALICE, templateId: t.id, changes: { env: { B: '2' }, name: t.name } });
+    const same = await server.bus.request(TemplateRpc.update, {
+      ownerId: ALICE,
+      templateId: t.id,
+      changes: { env: { B: '2' }, name: t.name },
+    });
     expect(same).toEqual(updated);
     // null removes the registry credentials, the only nullable field.
-    const cleared = await server.bus.request(TemplateRpc.update, { ownerId: ALICE, templateId: t.id, changes: { containerRegistryAuthId: null } as never });
+    const cleared = await server.bus.request(TemplateRpc.update, {
+      ownerId: ALICE,
+      templateId: t.id,
+      changes: { containerRegistryAuthId: null } as never,
+    });
     expect(cleared.containerRegistryAuthId).toBeNull();
     await waitForEvents(2);
     expect(events).toHaveLength(2);
@@ -132,24 +244,67 @@ describe('template-graphql: TemplateRpc over the bus', () => {
     const t = await create(ALICE, { name: uniq('upd-err') });
     const other = await create(ALICE, { name: uniq('upd-other') });
     const bobsPublic = await create(BOB, { name: uniq('upd-bob'), isPublic: true });
-    await expect(server.bus.request(TemplateRpc.update, { ownerId: ALICE, templateId: 'nope', changes: { readme: 'x' } })).rejects.toMatchObject({ status: 404 });
-    await expect(server.bus.request(TemplateRpc.update, { ownerId: ALICE, templateId: bobsPublic.id, changes: { readme: 'x' } })).rejects.toMatchObject({ status: 404 });
-    await expect(server.bus.request(TemplateRpc.update, { ownerId: ALICE, templateId: t.id, changes: { readme: 'ok', containerDiskInGb: 2.5 } as never }))
-      .rejects.toMatchObject({ status: 400, details: [expect.objectContaining({ path: 'changes.containerDiskInGb' })] });
-    await expect(server.bus.request(TemplateRpc.update, { ownerId: ALICE, templateId: t.id, changes: { ports: ['80/udp'] } }))
-      .rejects.toMatchObject({ status: 400, details: [expect.objectContaining({ path: 'changes.ports' })] });
-    await expect(server.bus.request(TemplateRpc.update, { ownerId: ALICE, templateId: t.id, changes: { name: other.name, readme: 'x' } }))
-      .rejects.toMatchObject({ status: 409, message: expect.stringContaining(other.name) });
-    expect(await server.bus.request(TemplateRpc.get, { ownerId: ALICE, templateId: t.id })).toEqual(t);
+    await expect(
+      server.bus.request(TemplateRpc.update, {
+        ownerId: ALICE,
+        templateId: 'nope',
+        changes: { readme: 'x' },
+      }),
+    ).rejects.toMatchObject({ status: 404 });
+    await expect(
+      server.bus.request(TemplateRpc.update, {
+        ownerId: ALICE,
+        templateId: bobsPublic.id,
+        changes: { readme: 'x' },
+      }),
+    ).rejects.toMatchObject({ status: 404 });
+    await expect(
+      server.bus.request(TemplateRpc.update, {
+        ownerId: ALICE,
+        templateId: t.id,
+        changes: { readme: 'ok', containerDiskInGb: 2.5 } as never,
+      }),
+    ).rejects.toMatchObject({
+      status: 400,
+      details: [expect.objectContaining({ path: 'changes.containerDiskInGb' })],
+    });
+    await expect(
+      server.bus.request(TemplateRpc.update, {
+        ownerId: ALICE,
+        templateId: t.id,
+        changes: { ports: ['80/udp'] },
+      }),
+    ).rejects.toMatchObject({
+      status: 400,
+      details: [expect.objectContaining({ path: 'changes.ports' })],
+    });
+    await expect(
+      server.bus.request(TemplateRpc.update, {
+        ownerId: ALICE,
+        templateId: t.id,
+        changes: { name: other.name, readme: 'x' },
+      }),
+    ).rejects.toMatchObject({ status: 409, message: expect.stringContaining(other.name) });
+    expect(await server.bus.request(TemplateRpc.get, { ownerId: ALICE, templateId: t.id })).toEqual(
+      t,
+    );
   });
 
-  it('deletes the owner\'s template only; then it is 404', async () => {
+  it("deletes the owner's template only; then it is 404", async () => {
     const t = await create(ALICE, { name: uniq('del') });
     const bobs = await create(BOB, { name: uniq('del-bob'), isPublic: true });
-    await expect(server.bus.request(TemplateRpc.delete, { ownerId: ALICE, templateId: bobs.id })).rejects.toMatchObject({ status: 404 });
-    await expect(server.bus.request(TemplateRpc.delete, { ownerId: ALICE, templateId: t.id })).resolves.toEqual({ ok: true });
-    await expect(server.bus.request(TemplateRpc.get, { ownerId: ALICE, templateId: t.id })).rejects.toMatchObject({ status: 404 });
-    await expect(server.bus.request(TemplateRpc.delete, { ownerId: ALICE, templateId: t.id })).rejects.toMatchObject({ status: 404 });
+    await expect(
+      server.bus.request(TemplateRpc.delete, { ownerId: ALICE, templateId: bobs.id }),
+    ).rejects.toMatchObject({ status: 404 });
+    await expect(
+      server.bus.request(TemplateRpc.delete, { ownerId: ALICE, templateId: t.id }),
+    ).resolves.toEqual({ ok: true });
+    await expect(
+      server.bus.request(TemplateRpc.get, { ownerId: ALICE, templateId: t.id }),
+    ).rejects.toMatchObject({ status: 404 });
+    await expect(
+      server.bus.request(TemplateRpc.delete, { ownerId: ALICE, templateId: t.id }),
+    ).rejects.toMatchObject({ status: 404 });
     // The name is free again.
     await expect(create(ALICE, { name: t.name })).resolves.toMatchObject({ name: t.name });
   });
@@ -159,35 +314,66 @@ describe('template-graphql: TemplateRpc over the bus', () => {
     const del = () => server.bus.request(TemplateRpc.delete, { ownerId: ALICE, templateId: t.id });
     endpointUsage.set(t.id, 2);
     podUsage.set(t.id, { pods: 1, lastUsedAt: null });
-    await expect(del()).rejects.toMatchObject({ status: 409, code: 'TEMPLATE_IN_USE', message: expect.stringContaining('in use by 2 serverless endpoints and 1 Pod') });
+    await expect(del()).rejects.toMatchObject({
+      status: 409,
+      code: 'TEMPLATE_IN_USE',
+      message: expect.stringContaining('in use by 2 serverless endpoints and 1 Pod'),
+    });
     endpointUsage.delete(t.id);
     podUsage.set(t.id, { pods: 0, lastUsedAt: new Date(Date.now() - 30_000).toISOString() });
-    await expect(del()).rejects.toMatchObject({ status: 409, code: 'TEMPLATE_RECENTLY_USED', message: expect.stringMatching(/can be deleted 120 s after its most recent use, from \d{4}-/) });
+    await expect(del()).rejects.toMatchObject({
+      status: 409,
+      code: 'TEMPLATE_RECENTLY_USED',
+      message: expect.stringMatching(/can be deleted 120 s after its most recent use, from \d{4}-/),
+    });
     schedulerDown = true;
     await expect(del()).rejects.toMatchObject({ status: 503 });
     schedulerDown = false;
-    await expect(server.bus.request(TemplateRpc.get, { ownerId: ALICE, templateId: t.id })).resolves.toMatchObject({ id: t.id });
+    await expect(
+      server.bus.request(TemplateRpc.get, { ownerId: ALICE, templateId: t.id }),
+    ).resolves.toMatchObject({ id: t.id });
     podUsage.set(t.id, { pods: 0, lastUsedAt: new Date(Date.now() - 121_000).toISOString() });
     await expect(del()).resolves.toEqual({ ok: true });
   });
 
   it('a serverless template has no volume: volumeInGb defaults to 0 and anything else is 400', async () => {
-    expect(await create(ALICE, { name: uniq('sls'), isServerless: true })).toMatchObject({ isServerless: true, volumeInGb: 0 });
-    await expect(create(ALICE, { name: uniq('sls-vol'), isServerless: true, volumeInGb: 20 }))
-      .rejects.toMatchObject({ status: 400, details: [expect.objectContaining({ path: 'volumeInGb' })] });
+    expect(await create(ALICE, { name: uniq('sls'), isServerless: true })).toMatchObject({
+      isServerless: true,
+      volumeInGb: 0,
+    });
+    await expect(
+      create(ALICE, { name: uniq('sls-vol'), isServerless: true, volumeInGb: 20 }),
+    ).rejects.toMatchObject({
+      status: 400,
+      details: [expect.objectContaining({ path: 'volumeInGb' })],
+    });
     const t = await create(ALICE, { name: uniq('sls-upd'), isServerless: true, volumeInGb: 0 });
-    await expect(server.bus.request(TemplateRpc.update, { ownerId: ALICE, templateId: t.id, changes: { volumeInGb: 5 } })).rejects.toMatchObject({ status: 400 });
+    await expect(
+      server.bus.request(TemplateRpc.update, {
+        ownerId: ALICE,
+        templateId: t.id,
+        changes: { volumeInGb: 5 },
+      }),
+    ).rejects.toMatchObject({ status: 400 });
   });
 
   it('keeps the event when publishing fails, and a later relay pass publishes it once', async () => {
     const t = await create(ALICE, { name: uniq('outbox') });
     events.length = 0;
     const publish = jest.spyOn(server.bus, 'publish').mockRejectedValueOnce(new Error('bus down'));
-    const updated = await server.bus.request(TemplateRpc.update, { ownerId: ALICE, templateId: t.id, changes: { readme: 'v2' } });
+    const updated = await server.bus.request(TemplateRpc.update, {
+      ownerId: ALICE,
+      templateId: t.id,
+      changes: { readme: 'v2' },
+    });
     expect(updated.readme).toBe('v2'); // the change itself stands
     expect(publish).toHaveBeenCalledTimes(1);
     const [pending] = await db.outboxEvent.findMany();
-    expect(pending).toMatchObject({ subject: TemplateEvents.updated.subject, payload: { templateId: t.id, ownerId: ALICE }, attempts: 1 });
+    expect(pending).toMatchObject({
+      subject: TemplateEvents.updated.subject,
+      payload: { templateId: t.id, ownerId: ALICE },
+      attempts: 1,
+    });
     expect(events).toHaveLength(0);
 
     // Still leased to the relay that failed: a pass now leaves it alone ...
@@ -195,10 +381,15 @@ describe('template-graphql: TemplateRpc over the bus', () => {
     await new Promise((r) => setTimeout(r, 100));
     expect(events).toHaveLength(0);
     // ... until the lease runs out (as after a crash between write and publish).
-    await db.outboxEvent.update({ where: { id: pending.id }, data: { claimedUntil: new Date(Date.now() - 1) } });
+    await db.outboxEvent.update({
+      where: { id: pending.id },
+      data: { claimedUntil: new Date(Date.now() - 1) },
+    });
     relay.kick();
     await waitForEvents(1);
-    expect(events.map((e) => [e.id, e.payload])).toEqual([[pending.id, { templateId: t.id, ownerId: ALICE }]]);
+    expect(events.map((e) => [e.id, e.payload])).toEqual([
+      [pending.id, { templateId: t.id, ownerId: ALICE }],
+    ]);
     expect(await db.outboxEvent.count()).toBe(0);
   });
 });

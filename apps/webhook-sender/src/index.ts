@@ -11,7 +11,13 @@ export const webhookSenderService: ServiceDescriptor = {
   defaultPort: 8083,
   migrationsDir: WEBHOOK_SENDER_MIGRATIONS,
   openApi: {
-    tags: [{ name: 'Webhooks', description: 'The job webhooks Runplane sent for the caller, every attempt, redelivery and the signing secret.' }],
+    tags: [
+      {
+        name: 'Webhooks',
+        description:
+          'The job webhooks Runplane sent for the caller, every attempt, redelivery and the signing secret.',
+      },
+    ],
     webhooks: { jobFinished: JOB_WEBHOOK_OPENAPI },
   },
 };

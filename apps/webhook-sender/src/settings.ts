@@ -33,6 +33,12 @@ export class WebhookSettings {
     this.perHostConcurrency = intSetting(env, 'WEBHOOK_PER_HOST_CONCURRENCY', 8, 1, 1000);
     this.concurrency = intSetting(env, 'WEBHOOK_CONCURRENCY', 128, 1, 10_000);
     this.pollMs = intSetting(env, 'WEBHOOK_POLL_MS', 1000, 10, 60_000);
-    this.maxResponseBytes = intSetting(env, 'WEBHOOK_MAX_RESPONSE_BYTES', 64 * 1024, 1024, 10 * 1024 * 1024);
+    this.maxResponseBytes = intSetting(
+      env,
+      'WEBHOOK_MAX_RESPONSE_BYTES',
+      64 * 1024,
+      1024,
+      10 * 1024 * 1024,
+    );
   }
 }

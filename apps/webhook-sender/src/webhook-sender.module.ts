@@ -11,7 +11,9 @@ import { PrismaClient } from './generated/prisma/client.js';
 import { WebhookSettings } from './settings.js';
 import { SigningSecrets } from './signing/signing-secrets.js';
 
-export const WEBHOOK_SENDER_MIGRATIONS = fileURLToPath(new URL('../prisma/migrations', import.meta.url));
+export const WEBHOOK_SENDER_MIGRATIONS = fileURLToPath(
+  new URL('../prisma/migrations', import.meta.url),
+);
 
 /**
  * webhook-sender: consumes `job.finished.v1` durably, POSTs signed job webhooks with durable
@@ -19,8 +21,21 @@ export const WEBHOOK_SENDER_MIGRATIONS = fileURLToPath(new URL('../prisma/migrat
  * vault (`signing/`); `/v1/webhooks` lists deliveries and their attempts.
  */
 @Module({
-  imports: [DatabaseModule.forService({ service: 'webhook-sender', client: PrismaClient, migrationsDir: WEBHOOK_SENDER_MIGRATIONS })],
+  imports: [
+    DatabaseModule.forService({
+      service: 'webhook-sender',
+      client: PrismaClient,
+      migrationsDir: WEBHOOK_SENDER_MIGRATIONS,
+    }),
+  ],
   controllers: [DeliveriesBusController, DeliveriesController],
-  providers: [WebhookSettings, WebhookHttpClient, SigningSecrets, DeliveriesRepository, DeliveriesService, Dispatcher],
+  providers: [
+    WebhookSettings,
+    WebhookHttpClient,
+    SigningSecrets,
+    DeliveriesRepository,
+    DeliveriesService,
+    Dispatcher,
+  ],
 })
 export class WebhookSenderModule {}

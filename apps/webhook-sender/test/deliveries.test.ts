@@ -11,18 +11,35 @@ describe('webhook-sender: deliveries', () => {
   let owner: string;
 
   beforeAll(async () => {
-    server = await startSender({ WEBHOOK_PER_HOST_CONCURRENCY: '2', WEBHOOK_MAX_RESPONSE_BYTES: '65536' });
+    server = await startSender({
+      WEBHOOK_PER_HOST_CONCURRENCY: '2',
+      WEBHOOK_MAX_RESPONSE_BYTES: '65536',
+    });
     rx = await Receiver.start();
     owner = await adminUser(server);
   }, 60_000);
-  afterAll(async () => { await rx?.stop(); await server?.stop(); });
+  afterAll(async () => {
+    await rx?.stop();
+    await server?.stop();
+  });
 
   const deliveries = async (jobId: string): Promise<WebhookDeliveryView[]> => {
-    const res = await server.call('GET', `/v1/webhooks/deliveries?jobId=${encodeURIComponent(jobId)}`);
+    const res = await server.call(
+      'GET',
+      `/v1/webhooks/deliveries?jobId=${encodeURIComponent(jobId)}`,
+    );
     expect(res.status).toBe(200);
     return res.body;
   };
-  const settled = (jobId: string) => until(async () => { const [d] = await deliveries(jobId); return d && d.status !== 'pending' ? d : null; }, 20_000, `delivery of ${jobId} to settle`);
+  const settled = (jobId: string) =>
+    until(
+      async () => {
+        const [d] = await deliveries(jobId);
+        return d && d.status !== 'pending' ? d : null;
+      },
+      20_000,
+      `delivery of ${jobId} to settle`,
+    );
 
   it('POSTs the body as JSON with Standard Webhooks headers that verify with the account secret', async () => {
     const { id, event } = await publishFinished(server, owner, rx.url('/ok'));
@@ -34,11 +51,30 @@ describe('webhook-sender: deliveries', () => {
     const secret = await server.call('GET', '/v1/webhooks/secret');
     expect(secret.status).toBe(200);
     expect(secret.body.key).toMatch(/^whsec_/);
-    expect(verifyWebhook(secret.body.key, call.body, call.headers as Record<string, string>)).toEqual(JSON.parse(event.body));
+    expect(
+      verifyWebhook(secret.body.key, call.body, call.headers as Record<string, string>),
+    ).toEqual(JSON.parse(event.body));
 
     const d = await settled(event.jobId);
-    expect(d).toMatchObject({ id, jobId: event.jobId, endpointId: 'ep-1', event: 'COMPLETED', url: rx.url('/ok'), status: 'delivered', attemptCount: 1, nextAttemptAt: null });
-    expect(d.attempts).toEqual([expect.objectContaining({ attempt: 1, statusCode: 200, error: null, responseSnippet: 'answer 200 for /ok', latencyMs: expect.any(Number) })]);
+    expect(d).toMatchObject({
+      id,
+      jobId: event.jobId,
+      endpointId: 'ep-1',
+      event: 'COMPLETED',
+      url: rx.url('/ok'),
+      status: 'delivered',
+      attemptCount: 1,
+      nextAttemptAt: null,
+    });
+    expect(d.attempts).toEqual([
+      expect.objectContaining({
+        attempt: 1,
+        statusCode: 200,
+        error: null,
+        responseSnippet: 'answer 200 for /ok',
+        latencyMs: expect.any(Number),
+      }),
+    ]);
     expect((await server.call('GET', `/v1/webhooks/deliveries/${id}`)).body).toEqual(d);
   });
 
@@ -58,7 +94,9 @@ describe('webhook-sender: deliveries', () => {
     const d = await settled(event.jobId);
     expect(d).toMatchObject({ status: 'failed', attemptCount: 3 });
     expect(d.attempts.map((a) => [a.attempt, a.statusCode, a.error])).toEqual([
-      [1, 500, 'receiver answered 500'], [2, 502, 'receiver answered 502'], [3, 500, 'receiver answered 500'],
+      [1, 500, 'receiver answered 500'],
+      [2, 502, 'receiver answered 502'],
+      [3, 500, 'receiver answered 500'],
     ]);
     expect(d.attempts[1].responseSnippet).toBe('answer 502 for /down');
     const calls = rx.received('/down');
@@ -74,7 +112,9 @@ describe('webhook-sender: deliveries', () => {
     expect(fourth.headers['webhook-id']).toBe(id);
     expect(await settled(event.jobId)).toMatchObject({ status: 'delivered', attemptCount: 4 });
 
-    expect((await server.call('POST', '/v1/webhooks/deliveries/msg_nope/redeliver')).body).toMatchObject({ status: 404, code: 'WEBHOOK_DELIVERY_NOT_FOUND' });
+    expect(
+      (await server.call('POST', '/v1/webhooks/deliveries/msg_nope/redeliver')).body,
+    ).toMatchObject({ status: 404, code: 'WEBHOOK_DELIVERY_NOT_FOUND' });
   });
 
   it('one failure then success: 2 attempts; any 2xx is success', async () => {
@@ -83,7 +123,10 @@ describe('webhook-sender: deliveries', () => {
     const once = await publishFinished(server, owner, rx.url('/once'));
     const accepted = await publishFinished(server, owner, rx.url('/accepted'));
     expect(await settled(once.event.jobId)).toMatchObject({ status: 'delivered', attemptCount: 2 });
-    expect(await settled(accepted.event.jobId)).toMatchObject({ status: 'delivered', attemptCount: 1 });
+    expect(await settled(accepted.event.jobId)).toMatchObject({
+      status: 'delivered',
+      attemptCount: 1,
+    });
   });
 
   it('does not follow redirects, times out silent receivers, and reads at most the response cap', async () => {
@@ -95,7 +138,10 @@ describe('webhook-sender: deliveries', () => {
     const huge = await publishFinished(server, owner, rx.url('/huge'));
 
     const r = await settled(redirect.event.jobId);
-    expect(r.attempts[0]).toMatchObject({ statusCode: 302, error: expect.stringContaining('not followed') });
+    expect(r.attempts[0]).toMatchObject({
+      statusCode: 302,
+      error: expect.stringContaining('not followed'),
+    });
     expect(rx.received('/redirected')).toHaveLength(0);
     const s = await settled(silent.event.jobId);
     expect(s).toMatchObject({ status: 'delivered', attemptCount: 2 });
@@ -109,22 +155,28 @@ describe('webhook-sender: deliveries', () => {
     const other = await Receiver.start();
     try {
       rx.plan('/slow', ['hang', 'hang', 'hang', 'hang', 'hang']);
-      const slow = await Promise.all([1, 2, 3, 4, 5].map(() => publishFinished(server, owner, rx.url('/slow'))));
+      const slow = await Promise.all(
+        [1, 2, 3, 4, 5].map(() => publishFinished(server, owner, rx.url('/slow'))),
+      );
       await rx.waitFor('/slow', 2);
       const fast = await publishFinished(server, owner, other.url('/fast'));
       await other.waitFor('/fast', 1);
       expect(await settled(fast.event.jobId)).toMatchObject({ status: 'delivered' });
       expect(rx.received('/slow')).toHaveLength(2); // the other three wait for a slot of this host
       rx.release();
-      for (let i = 0; i < 6; i++) { await sleep(300); rx.release(); }
-      for (const s of slow) expect(await settled(s.event.jobId)).toMatchObject({ status: 'delivered' });
+      for (let i = 0; i < 6; i++) {
+        await sleep(300);
+        rx.release();
+      }
+      for (const s of slow)
+        expect(await settled(s.event.jobId)).toMatchObject({ status: 'delivered' });
       expect(rx.maxActive.get('/slow')).toBe(2);
     } finally {
       await other.stop();
     }
   }, 30_000);
 
-  it('lists only the caller\'s deliveries; needs a key', async () => {
+  it("lists only the caller's deliveries; needs a key", async () => {
     await publishFinished(server, 'someone-else', rx.url('/foreign'));
     await rx.waitFor('/foreign', 1);
     const all: WebhookDeliveryView[] = (await server.call('GET', '/v1/webhooks/deliveries')).body;

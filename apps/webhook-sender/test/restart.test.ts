@@ -14,13 +14,26 @@ import { adminUser, FAST_ENV, publishFinished, Receiver, startSender, until } fr
  */
 describe('webhook-sender: restarts lose nothing', () => {
   const dir = mkdtempSync(path.join(tmpdir(), 'runplane-wh-'));
-  const env = { RUNPLANE_DATA_DIR: dir, RUNPLANE_API_KEY: `restart-${randomBytes(12).toString('hex')}`, RUNPLANE_MASTER_KEY: randomBytes(32).toString('base64'), WEBHOOK_RETRY_DELAY_MS: '3000' };
+  const env = {
+    RUNPLANE_DATA_DIR: dir,
+    RUNPLANE_API_KEY: `restart-${randomBytes(12).toString('hex')}`,
+    RUNPLANE_MASTER_KEY: randomBytes(32).toString('base64'),
+    WEBHOOK_RETRY_DELAY_MS: '3000',
+  };
   let rx: Receiver;
   let server: TestServer | undefined;
   /** The deliveries of a job, asked with this test's own admin key (the server keeps it across restarts). */
   const deliveries = async (jobId: string): Promise<WebhookDeliveryView[]> =>
-    (await (await fetch(`${server!.url}/v1/webhooks/deliveries?jobId=${jobId}`, { headers: { authorization: `Bearer ${env.RUNPLANE_API_KEY}` } })).json()) as WebhookDeliveryView[];
-  afterAll(async () => { await server?.stop(); await rx?.stop(); rmSync(dir, { recursive: true, force: true }); });
+    (await (
+      await fetch(`${server!.url}/v1/webhooks/deliveries?jobId=${jobId}`, {
+        headers: { authorization: `Bearer ${env.RUNPLANE_API_KEY}` },
+      })
+    ).json()) as WebhookDeliveryView[];
+  afterAll(async () => {
+    await server?.stop();
+    await rx?.stop();
+    rmSync(dir, { recursive: true, force: true });
+  });
 
   it('delivers an event published while it was down, and continues a retry after a restart with the same webhook-id', async () => {
     rx = await Receiver.start();
@@ -36,10 +49,14 @@ describe('webhook-sender: restarts lose nothing', () => {
     await rx.waitFor('/early', 1, 30_000);
     const retry = await publishFinished(server, owner, rx.url('/retry'));
     await rx.waitFor('/retry', 1);
-    await until(async () => {
-      const [d] = await deliveries(retry.event.jobId);
-      return d?.attemptCount === 1;
-    }, 10_000, 'the first attempt to be recorded');
+    await until(
+      async () => {
+        const [d] = await deliveries(retry.event.jobId);
+        return d?.attemptCount === 1;
+      },
+      10_000,
+      'the first attempt to be recorded',
+    );
     await server.stop();
     server = undefined;
     expect(rx.received('/retry')).toHaveLength(1); // the retry was not due yet when it stopped

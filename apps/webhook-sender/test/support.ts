@@ -7,23 +7,46 @@ import { secretsVaultService } from '@runplane/secrets-vault';
 import { webhookSenderService } from '../src/index.js';
 
 /** Short delays so retries happen in a test's time. */
-export const FAST_ENV = { WEBHOOK_RETRY_DELAY_MS: '200', WEBHOOK_TIMEOUT_MS: '1500', WEBHOOK_POLL_MS: '100' };
+export const FAST_ENV = {
+  WEBHOOK_RETRY_DELAY_MS: '200',
+  WEBHOOK_TIMEOUT_MS: '1500',
+  WEBHOOK_POLL_MS: '100',
+};
 
-export const startSender = (env: Record<string, string> = {}) => startTestServer([secretsVaultService, webhookSenderService], { ...FAST_ENV, ...env });
+export const startSender = (env: Record<string, string> = {}) =>
+  startTestServer([secretsVaultService, webhookSenderService], { ...FAST_ENV, ...env });
 
 /** The user of the server's admin key (deliveries are scoped to it). */
 export async function adminUser(server: TestServer, key = server.apiKey): Promise<string> {
-  const { principal } = await server.bus.request(VaultRpc.verifyApiKey, { keyHash: createHash('sha256').update(key).digest('hex') });
+  const { principal } = await server.bus.request(VaultRpc.verifyApiKey, {
+    keyHash: createHash('sha256').update(key).digest('hex'),
+  });
   return principal!.userId;
 }
 
 let seq = 0;
 /** Publishes a job.finished event as the scheduler's outbox relay would; returns its id (the webhook-id). */
-export async function publishFinished(server: TestServer, ownerId: string, url: string, extra: Partial<JobFinishedEvent> = {}): Promise<{ id: string; event: JobFinishedEvent }> {
+export async function publishFinished(
+  server: TestServer,
+  ownerId: string,
+  url: string,
+  extra: Partial<JobFinishedEvent> = {},
+): Promise<{ id: string; event: JobFinishedEvent }> {
   const jobId = `job-${Date.now().toString(36)}-${++seq}`;
   const event: JobFinishedEvent = {
-    jobId, endpointId: 'ep-1', ownerId, status: 'COMPLETED', webhook: url,
-    body: JSON.stringify({ id: jobId, status: 'COMPLETED', output: { z: 1, a: 'é \u0000' }, retries: 0, input: { n: seq }, webhook: url }),
+    jobId,
+    endpointId: 'ep-1',
+    ownerId,
+    status: 'COMPLETED',
+    webhook: url,
+    body: JSON.stringify({
+      id: jobId,
+      status: 'COMPLETED',
+      output: { z: 1, a: 'é \u0000' },
+      retries: 0,
+      input: { n: seq },
+      webhook: url,
+    }),
     ...extra,
   };
   const id = `msg_${jobId}`;
@@ -75,7 +98,8 @@ export class Receiver {
   async waitFor(path: string, n: number, timeoutMs = 15_000): Promise<Received[]> {
     const deadline = Date.now() + timeoutMs;
     while (this.received(path).length < n) {
-      if (Date.now() > deadline) throw new Error(`expected ${n} calls to ${path}, got ${this.received(path).length}`);
+      if (Date.now() > deadline)
+        throw new Error(`expected ${n} calls to ${path}, got ${this.received(path).length}`);
       await new Promise((r) => setTimeout(r, 20));
     }
     return this.received(path);
@@ -96,7 +120,13 @@ export class Receiver {
     req.on('data', (c) => chunks.push(c));
     req.on('end', () => {
       const path = req.url ?? '/';
-      this.calls.push({ path, method: req.method ?? '', headers: req.headers, body: Buffer.concat(chunks).toString('utf8'), at: Date.now() });
+      this.calls.push({
+        path,
+        method: req.method ?? '',
+        headers: req.headers,
+        body: Buffer.concat(chunks).toString('utf8'),
+        at: Date.now(),
+      });
       const n = (this.active.get(path) ?? 0) + 1;
       this.active.set(path, n);
       this.maxActive.set(path, Math.max(this.maxActive.get(path) ?? 0, n));
@@ -104,12 +134,21 @@ export class Receiver {
       res.on('close', done);
       const answer = this.plans.get(path)?.shift() ?? 200;
       if (answer === 'hang') return void this.held.push(() => res.end('late'));
-      if (answer === 'redirect') return void res.writeHead(302, { location: this.url('/redirected') }).end();
+      if (answer === 'redirect')
+        return void res.writeHead(302, { location: this.url('/redirected') }).end();
       if (answer === 'huge') {
         res.writeHead(200, { 'content-type': 'text/plain' });
         const block = Buffer.alloc(64 * 1024, 'x');
         let sent = 0;
-        const pump = () => { while (sent < 8 * 1024 * 1024 && res.write(block)) sent += block.length; if (sent < 8 * 1024 * 1024) res.once('drain', () => { sent += block.length; pump(); }); else res.end(); };
+        const pump = () => {
+          while (sent < 8 * 1024 * 1024 && res.write(block)) sent += block.length;
+          if (sent < 8 * 1024 * 1024)
+            res.once('drain', () => {
+              sent += block.length;
+              pump();
+            });
+          else res.end();
+        };
         return pump();
       }
       res.writeHead(answer, { 'content-type': 'text/plain' }).end(`answer ${answer} for ${path}`);
@@ -119,7 +158,11 @@ export class Receiver {
 
 export const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
-export async function until<T>(check: () => Promise<T | undefined | null | false>, timeoutMs = 15_000, what = 'condition'): Promise<T> {
+export async function until<T>(
+  check: () => Promise<T | undefined | null | false>,
+  timeoutMs = 15_000,
+  what = 'condition',
+): Promise<T> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
     const v = await check();

@@ -26,9 +26,14 @@ const ALLOWED: Record<Exclude<Access, 'public'>, readonly ApiKeyScope[]> = {
 };
 
 /** Whether `principal` may use a route needing `access` (for worker routes, on `endpointId`). */
-export function isAllowed(principal: Principal, access: Exclude<Access, 'public'>, endpointId?: string): boolean {
+export function isAllowed(
+  principal: Principal,
+  access: Exclude<Access, 'public'>,
+  endpointId?: string,
+): boolean {
   if (!ALLOWED[access].includes(principal.scope)) return false;
-  if (principal.scope === 'worker') return access === 'worker' && !!endpointId && principal.endpointId === endpointId;
+  if (principal.scope === 'worker')
+    return access === 'worker' && !!endpointId && principal.endpointId === endpointId;
   return true;
 }
 
@@ -37,8 +42,10 @@ export interface AuthenticatedRequest {
 }
 
 /** The caller of the current request: `handler(@CurrentPrincipal() who: Principal)`. */
-export const CurrentPrincipal = createParamDecorator((_data: unknown, ctx: ExecutionContext): Principal => {
-  const principal = ctx.switchToHttp().getRequest<AuthenticatedRequest>().principal;
-  if (!principal) throw new Error('CurrentPrincipal used on a public route');
-  return principal;
-});
+export const CurrentPrincipal = createParamDecorator(
+  (_data: unknown, ctx: ExecutionContext): Principal => {
+    const principal = ctx.switchToHttp().getRequest<AuthenticatedRequest>().principal;
+    if (!principal) throw new Error('CurrentPrincipal used on a public route');
+    return principal;
+  },
+);

@@ -17,8 +17,14 @@ export function generateApiKey(): string {
  * The key a request presents: `Authorization: Bearer <key>` or the bare key (RunPod's docs and its
  * worker SDK send it raw), or `?api_key=` where the route allows it (GraphQL).
  */
-export function extractApiKey(authorization: string | undefined, queryKey?: string): string | undefined {
+export function extractApiKey(
+  authorization: string | undefined,
+  queryKey?: string,
+): string | undefined {
   const header = authorization?.trim();
-  if (header) return /^bearer(\s|$)/i.test(header) ? header.replace(/^bearer/i, '').trim() || undefined : header;
+  if (header)
+    return /^bearer(\s|$)/i.test(header)
+      ? header.replace(/^bearer/i, '').trim() || undefined
+      : header;
   return queryKey?.trim() || undefined;
 }

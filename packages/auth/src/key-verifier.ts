@@ -3,7 +3,10 @@ import { VaultRpc, VaultSignals, type Principal } from '@runplane/contracts';
 import { Bus, type Subscription } from '@runplane/bus';
 import { hashApiKey } from './api-key.js';
 
-interface CacheEntry { principal: Principal | null; expires: number }
+interface CacheEntry {
+  principal: Principal | null;
+  expires: number;
+}
 
 /**
  * Resolves presented keys through secrets-vault, with a short cache so the hot path (thousands of
@@ -23,7 +26,10 @@ export class ApiKeyVerifier implements OnModuleInit, OnModuleDestroy {
   constructor(private readonly bus: Bus) {}
 
   async onModuleInit(): Promise<void> {
-    this.subscription = await this.bus.onSignal(VaultSignals.apiKeyRevoked, ({ keyHash }) => void this.cache.delete(keyHash));
+    this.subscription = await this.bus.onSignal(
+      VaultSignals.apiKeyRevoked,
+      ({ keyHash }) => void this.cache.delete(keyHash),
+    );
   }
 
   async onModuleDestroy(): Promise<void> {
@@ -43,9 +49,18 @@ export class ApiKeyVerifier implements OnModuleInit, OnModuleDestroy {
   }
 
   private async lookup(keyHash: string): Promise<Principal | null> {
-    const { principal } = await this.bus.request(VaultRpc.verifyApiKey, { keyHash }, { timeoutMs: 5000 });
-    if (this.cache.size >= ApiKeyVerifier.MAX_ENTRIES) this.cache.delete(this.cache.keys().next().value!);
-    this.cache.set(keyHash, { principal, expires: Date.now() + (principal ? ApiKeyVerifier.POSITIVE_TTL_MS : ApiKeyVerifier.NEGATIVE_TTL_MS) });
+    const { principal } = await this.bus.request(
+      VaultRpc.verifyApiKey,
+      { keyHash },
+      { timeoutMs: 5000 },
+    );
+    if (this.cache.size >= ApiKeyVerifier.MAX_ENTRIES)
+      this.cache.delete(this.cache.keys().next().value!);
+    this.cache.set(keyHash, {
+      principal,
+      expires:
+        Date.now() + (principal ? ApiKeyVerifier.POSITIVE_TTL_MS : ApiKeyVerifier.NEGATIVE_TTL_MS),
+    });
     return principal;
   }
 }

@@ -2,7 +2,12 @@ import { describe, expect, it } from '@jest/globals';
 import type { Principal } from '@runplane/contracts';
 import { extractApiKey, generateApiKey, hashApiKey, isAllowed } from '../src/index.js';
 
-const who = (scope: Principal['scope'], endpointId?: string): Principal => ({ userId: 'u', keyId: 'k', scope, endpointId });
+const who = (scope: Principal['scope'], endpointId?: string): Principal => ({
+  userId: 'u',
+  keyId: 'k',
+  scope,
+  endpointId,
+});
 
 describe('extractApiKey', () => {
   it('accepts Bearer, the bare key (RunPod docs and worker SDK) and, where allowed, the query key', () => {
@@ -21,21 +26,30 @@ describe('keys', () => {
     const a = generateApiKey();
     expect(a).toMatch(/^rpk_[A-Za-z0-9_-]{43}$/);
     expect(generateApiKey()).not.toBe(a);
-    expect(hashApiKey('abc')).toBe('ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad');
+    expect(hashApiKey('abc')).toBe(
+      'ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad',
+    );
   });
 });
 
 describe('isAllowed (contract §1 scopes)', () => {
   it.each([
-    ['admin', 'admin', true], ['readwrite', 'admin', false], ['readonly', 'admin', false],
-    ['admin', 'write', true], ['readwrite', 'write', true], ['readonly', 'write', false],
-    ['readonly', 'read', true], ['readwrite', 'read', true],
-    ['worker', 'read', false], ['worker', 'write', false], ['worker', 'admin', false],
+    ['admin', 'admin', true],
+    ['readwrite', 'admin', false],
+    ['readonly', 'admin', false],
+    ['admin', 'write', true],
+    ['readwrite', 'write', true],
+    ['readonly', 'write', false],
+    ['readonly', 'read', true],
+    ['readwrite', 'read', true],
+    ['worker', 'read', false],
+    ['worker', 'write', false],
+    ['worker', 'admin', false],
   ] as const)('%s key on a %s route → %s', (scope, access, expected) => {
     expect(isAllowed(who(scope), access)).toBe(expected);
   });
 
-  it('lets a worker key use only its own endpoint\'s worker routes', () => {
+  it("lets a worker key use only its own endpoint's worker routes", () => {
     expect(isAllowed(who('worker', 'ep1'), 'worker', 'ep1')).toBe(true);
     expect(isAllowed(who('worker', 'ep1'), 'worker', 'ep2')).toBe(false);
     expect(isAllowed(who('worker', 'ep1'), 'worker', undefined)).toBe(false);

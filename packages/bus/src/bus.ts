@@ -16,7 +16,10 @@ export interface DeliveredEvent<T> {
 
 /** Resolving acknowledges the event; throwing makes the bus redeliver it later. */
 export type EventHandler<T> = (event: DeliveredEvent<T>) => Promise<void>;
-export type RpcHandler<Req, Res> = (payload: Req, context: { subject: string; headers: Headers }) => Promise<Res>;
+export type RpcHandler<Req, Res> = (
+  payload: Req,
+  context: { subject: string; headers: Headers },
+) => Promise<Res>;
 export type SignalHandler<T> = (payload: T) => void | Promise<void>;
 
 export interface PublishOptions {
@@ -71,12 +74,31 @@ export interface Subscription {
  */
 export abstract class Bus {
   abstract readonly kind: 'nats' | 'in-process';
-  abstract publish<T>(event: EventDefinition<T>, payload: T, options?: PublishOptions): Promise<void>;
-  abstract consume<T>(event: EventDefinition<T>, group: string, handler: EventHandler<T>, options?: ConsumeOptions): Promise<Subscription>;
-  abstract request<Req, Res>(rpc: RpcDefinition<Req, Res>, payload: Req, options?: RequestOptions): Promise<Res>;
-  abstract serve<Req, Res>(rpc: RpcDefinition<Req, Res>, handler: RpcHandler<Req, Res>): Promise<Subscription>;
+  abstract publish<T>(
+    event: EventDefinition<T>,
+    payload: T,
+    options?: PublishOptions,
+  ): Promise<void>;
+  abstract consume<T>(
+    event: EventDefinition<T>,
+    group: string,
+    handler: EventHandler<T>,
+    options?: ConsumeOptions,
+  ): Promise<Subscription>;
+  abstract request<Req, Res>(
+    rpc: RpcDefinition<Req, Res>,
+    payload: Req,
+    options?: RequestOptions,
+  ): Promise<Res>;
+  abstract serve<Req, Res>(
+    rpc: RpcDefinition<Req, Res>,
+    handler: RpcHandler<Req, Res>,
+  ): Promise<Subscription>;
   abstract signal<T>(signal: SignalDefinition<T>, payload: T): Promise<void>;
-  abstract onSignal<T>(signal: SignalDefinition<T>, handler: SignalHandler<T>): Promise<Subscription>;
+  abstract onSignal<T>(
+    signal: SignalDefinition<T>,
+    handler: SignalHandler<T>,
+  ): Promise<Subscription>;
   /** True while the bus can carry messages (used by /readyz). */
   abstract isReady(): boolean;
   /** Graceful close: stop subscriptions, finish in-flight handlers, flush pending publishes. */

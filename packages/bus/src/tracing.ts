@@ -1,4 +1,12 @@
-import { context, propagation, ROOT_CONTEXT, SpanKind, SpanStatusCode, trace, type Span } from '@opentelemetry/api';
+import {
+  context,
+  propagation,
+  ROOT_CONTEXT,
+  SpanKind,
+  SpanStatusCode,
+  trace,
+  type Span,
+} from '@opentelemetry/api';
 import type { Headers } from './bus.js';
 
 const tracer = trace.getTracer('@runplane/bus');
@@ -10,16 +18,41 @@ export function injectTraceContext(headers: Headers = {}): Headers {
 }
 
 /** Runs `fn` in a producer/client span so the trace context injected into headers names it as parent. */
-export function withSendSpan<T>(name: string, kind: 'producer' | 'client', subject: string, fn: (headers: Headers) => Promise<T>, headers: Headers = {}): Promise<T> {
-  return tracer.startActiveSpan(name, { kind: kind === 'producer' ? SpanKind.PRODUCER : SpanKind.CLIENT, attributes: { 'messaging.destination.name': subject, 'messaging.system': 'runplane-bus' } },
-    (span) => finish(span, () => fn(injectTraceContext({ ...headers }))));
+export function withSendSpan<T>(
+  name: string,
+  kind: 'producer' | 'client',
+  subject: string,
+  fn: (headers: Headers) => Promise<T>,
+  headers: Headers = {},
+): Promise<T> {
+  return tracer.startActiveSpan(
+    name,
+    {
+      kind: kind === 'producer' ? SpanKind.PRODUCER : SpanKind.CLIENT,
+      attributes: { 'messaging.destination.name': subject, 'messaging.system': 'runplane-bus' },
+    },
+    (span) => finish(span, () => fn(injectTraceContext({ ...headers }))),
+  );
 }
 
 /** Runs a handler inside a consumer/server span whose parent is the trace context found in headers. */
-export function withReceiveSpan<T>(name: string, kind: 'consumer' | 'server', subject: string, headers: Headers, fn: () => Promise<T>): Promise<T> {
+export function withReceiveSpan<T>(
+  name: string,
+  kind: 'consumer' | 'server',
+  subject: string,
+  headers: Headers,
+  fn: () => Promise<T>,
+): Promise<T> {
   const parent = propagation.extract(ROOT_CONTEXT, headers);
-  return tracer.startActiveSpan(name, { kind: kind === 'consumer' ? SpanKind.CONSUMER : SpanKind.SERVER, attributes: { 'messaging.destination.name': subject, 'messaging.system': 'runplane-bus' } },
-    parent, (span) => finish(span, fn));
+  return tracer.startActiveSpan(
+    name,
+    {
+      kind: kind === 'consumer' ? SpanKind.CONSUMER : SpanKind.SERVER,
+      attributes: { 'messaging.destination.name': subject, 'messaging.system': 'runplane-bus' },
+    },
+    parent,
+    (span) => finish(span, fn),
+  );
 }
 
 async function finish<T>(span: Span, fn: () => Promise<T>): Promise<T> {

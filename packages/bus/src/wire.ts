@@ -12,7 +12,10 @@ export function replyFromError(err: unknown, subject: string): RpcReply<never> {
     return { ok: false, error: new RunplaneError(status, message).toBody() };
   }
   // Unknown faults are not leaked to the caller; the serving side logs them.
-  return { ok: false, error: new RunplaneError(500, `internal error while handling ${subject}`).toBody() };
+  return {
+    ok: false,
+    error: new RunplaneError(500, `internal error while handling ${subject}`).toBody(),
+  };
 }
 
 export function unwrapReply<T>(reply: RpcReply<T>): T {
@@ -41,7 +44,10 @@ export function viaJson<T>(value: T): T {
  */
 export function isUnstorableText(err: unknown): boolean {
   const message = err instanceof Error ? err.message : '';
-  return /Code: `(22021|22P05)`|invalid byte sequence for encoding|unsupported Unicode escape sequence/.test(message);
+  return /Code: `(22021|22P05)`|invalid byte sequence for encoding|unsupported Unicode escape sequence/.test(
+    message,
+  );
 }
 
-export const UNSTORABLE_TEXT = () => RunplaneError.badRequest('text values must not contain NUL (\\u0000) characters');
+export const UNSTORABLE_TEXT = () =>
+  RunplaneError.badRequest('text values must not contain NUL (\\u0000) characters');

@@ -1,10 +1,23 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it } from '@jest/globals';
 import {
-  context, isSpanContextValid, propagation, SpanKind, trace,
-  type Context, type SpanContext, type TextMapGetter, type TextMapPropagator, type TextMapSetter,
+  context,
+  isSpanContextValid,
+  propagation,
+  SpanKind,
+  trace,
+  type Context,
+  type SpanContext,
+  type TextMapGetter,
+  type TextMapPropagator,
+  type TextMapSetter,
 } from '@opentelemetry/api';
 import { AsyncLocalStorageContextManager } from '@opentelemetry/context-async-hooks';
-import { BasicTracerProvider, InMemorySpanExporter, SimpleSpanProcessor, type ReadableSpan } from '@opentelemetry/sdk-trace-base';
+import {
+  BasicTracerProvider,
+  InMemorySpanExporter,
+  SimpleSpanProcessor,
+  type ReadableSpan,
+} from '@opentelemetry/sdk-trace-base';
 import { defineEvent, defineRpc, defineSignal, RunplaneError } from '@runplane/contracts';
 import type { Bus, DeliveredEvent } from '../src/bus.js';
 import type { BusLogger } from '../src/logger.js';
@@ -56,14 +69,25 @@ class TraceparentPropagator implements TextMapPropagator {
   inject(ctx: Context, carrier: unknown, setter: TextMapSetter): void {
     const sc = trace.getSpanContext(ctx);
     if (!sc || !isSpanContextValid(sc)) return;
-    setter.set(carrier, 'traceparent', `00-${sc.traceId}-${sc.spanId}-0${(sc.traceFlags & 1).toString(16)}`);
+    setter.set(
+      carrier,
+      'traceparent',
+      `00-${sc.traceId}-${sc.spanId}-0${(sc.traceFlags & 1).toString(16)}`,
+    );
   }
 
   extract(ctx: Context, carrier: unknown, getter: TextMapGetter): Context {
     const raw = getter.get(carrier, 'traceparent');
-    const m = /^00-([0-9a-f]{32})-([0-9a-f]{16})-([0-9a-f]{2})$/.exec((Array.isArray(raw) ? raw[0] : raw) ?? '');
+    const m = /^00-([0-9a-f]{32})-([0-9a-f]{16})-([0-9a-f]{2})$/.exec(
+      (Array.isArray(raw) ? raw[0] : raw) ?? '',
+    );
     if (!m) return ctx;
-    return trace.setSpanContext(ctx, { traceId: m[1], spanId: m[2], traceFlags: parseInt(m[3], 16), isRemote: true });
+    return trace.setSpanContext(ctx, {
+      traceId: m[1],
+      spanId: m[2],
+      traceFlags: parseInt(m[3], 16),
+      isRemote: true,
+    });
   }
 
   fields(): string[] {
@@ -74,7 +98,9 @@ class TraceparentPropagator implements TextMapPropagator {
 /** Registers an SDK tracer for this test file (each Jest file has its own globals). */
 function installTestTracing(): InMemorySpanExporter {
   const exporter = new InMemorySpanExporter();
-  trace.setGlobalTracerProvider(new BasicTracerProvider({ spanProcessors: [new SimpleSpanProcessor(exporter)] }));
+  trace.setGlobalTracerProvider(
+    new BasicTracerProvider({ spanProcessors: [new SimpleSpanProcessor(exporter)] }),
+  );
   context.setGlobalContextManager(new AsyncLocalStorageContextManager().enable());
   propagation.setGlobalPropagator(new TraceparentPropagator());
   return exporter;
@@ -89,7 +115,9 @@ const eventFor = <T>(consumers: string[] = ['queue-api', 'webhook-sender']) =>
 
 /** A 5 MB string that is not one repeated byte, so corruption or truncation would show. */
 function bigText(bytes = 5 * 1024 * 1024): string {
-  const chunk = Array.from({ length: 1024 }, (_, i) => String.fromCharCode(33 + (i * 7) % 90)).join('');
+  const chunk = Array.from({ length: 1024 }, (_, i) =>
+    String.fromCharCode(33 + ((i * 7) % 90)),
+  ).join('');
   return chunk.repeat(Math.ceil(bytes / chunk.length)).slice(0, bytes);
 }
 
@@ -97,7 +125,11 @@ function bigText(bytes = 5 * 1024 * 1024): string {
  * The behaviour every Bus implementation promises (see the Bus class). Run once per
  * implementation; each test makes its own buses through `makeBus` and the suite closes them.
  */
-export function runBusContractSuite(label: string, makeBus: MakeBus, options: ContractSuiteOptions): void {
+export function runBusContractSuite(
+  label: string,
+  makeBus: MakeBus,
+  options: ContractSuiteOptions,
+): void {
   describe(`Bus contract: ${label}`, () => {
     let exporter: InMemorySpanExporter;
     const open: Bus[] = [];
@@ -122,26 +154,52 @@ export function runBusContractSuite(label: string, makeBus: MakeBus, options: Co
     describe('requests', () => {
       it('round-trips a typed payload with headers', async () => {
         const bus = await make();
-        const rpc = defineRpc<{ text: string; n: number }, { upper: string; twice: number; subject: string; custom?: string }>('scheduler', `${tag()}.echo`);
-        await bus.serve(rpc, async (req, ctx) => ({ upper: req.text.toUpperCase(), twice: req.n * 2, subject: ctx.subject, custom: ctx.headers['x-custom'] }));
-        const res = await bus.request(rpc, { text: 'hi', n: 21 }, { headers: { 'x-custom': 'yes' } });
+        const rpc = defineRpc<
+          { text: string; n: number },
+          { upper: string; twice: number; subject: string; custom?: string }
+        >('scheduler', `${tag()}.echo`);
+        await bus.serve(rpc, async (req, ctx) => ({
+          upper: req.text.toUpperCase(),
+          twice: req.n * 2,
+          subject: ctx.subject,
+          custom: ctx.headers['x-custom'],
+        }));
+        const res = await bus.request(
+          rpc,
+          { text: 'hi', n: 21 },
+          { headers: { 'x-custom': 'yes' } },
+        );
         expect(res).toEqual({ upper: 'HI', twice: 42, subject: rpc.subject, custom: 'yes' });
       });
 
       it('delivers a RunplaneError to the caller with status, message, details and code', async () => {
         const bus = await make();
         const rpc = defineRpc<object, never>('scheduler', `${tag()}.fail`);
-        await bus.serve(rpc, async () => { throw new RunplaneError(409, 'job already exists', [{ path: 'id', message: 'taken' }], 'JOB_EXISTS'); });
+        await bus.serve(rpc, async () => {
+          throw new RunplaneError(
+            409,
+            'job already exists',
+            [{ path: 'id', message: 'taken' }],
+            'JOB_EXISTS',
+          );
+        });
         const err = await bus.request(rpc, {}).catch((e: unknown) => e);
         expect(err).toBeInstanceOf(RunplaneError);
-        expect(err).toMatchObject({ status: 409, message: 'job already exists', details: [{ path: 'id', message: 'taken' }], code: 'JOB_EXISTS' });
+        expect(err).toMatchObject({
+          status: 409,
+          message: 'job already exists',
+          details: [{ path: 'id', message: 'taken' }],
+          code: 'JOB_EXISTS',
+        });
       });
 
       it('turns an unexpected throw into a 500 without leaking its message, and logs it', async () => {
         const logger = recordingLogger();
         const bus = await make({ logger });
         const rpc = defineRpc<object, never>('scheduler', `${tag()}.crash`);
-        await bus.serve(rpc, async () => { throw new Error('secret connection string'); });
+        await bus.serve(rpc, async () => {
+          throw new Error('secret connection string');
+        });
         const err = (await bus.request(rpc, {}).catch((e: unknown) => e)) as RunplaneError;
         expect(err).toBeInstanceOf(RunplaneError);
         expect(err.status).toBe(500);
@@ -160,9 +218,14 @@ export function runBusContractSuite(label: string, makeBus: MakeBus, options: Co
         const rpc = defineRpc<object, string>('scheduler', `${tag()}.slow`);
         let release!: () => void;
         const gate = new Promise<void>((r) => (release = r));
-        await bus.serve(rpc, async () => { await gate; return 'late'; });
+        await bus.serve(rpc, async () => {
+          await gate;
+          return 'late';
+        });
         const started = Date.now();
-        const err = (await bus.request(rpc, {}, { timeoutMs: 200 }).catch((e: unknown) => e)) as RunplaneError;
+        const err = (await bus
+          .request(rpc, {}, { timeoutMs: 200 })
+          .catch((e: unknown) => e)) as RunplaneError;
         release();
         expect(err).toBeInstanceOf(RunplaneError);
         expect(err.status).toBe(504);
@@ -177,7 +240,9 @@ export function runBusContractSuite(label: string, makeBus: MakeBus, options: Co
         const rpc = defineRpc<object, string>('scheduler', `${tag()}.who`);
         await replicaA.serve(rpc, async () => 'a');
         await replicaB.serve(rpc, async () => 'b');
-        const answers = await Promise.all(Array.from({ length: 40 }, () => client.request(rpc, {})));
+        const answers = await Promise.all(
+          Array.from({ length: 40 }, () => client.request(rpc, {})),
+        );
         expect(answers.filter((x) => x === 'a').length).toBeGreaterThan(0);
         expect(answers.filter((x) => x === 'b').length).toBeGreaterThan(0);
       });
@@ -185,8 +250,14 @@ export function runBusContractSuite(label: string, makeBus: MakeBus, options: Co
       it('carries a 5 MB request and a 5 MB reply', async () => {
         const bus = await make();
         const big = bigText();
-        const rpc = defineRpc<{ data: string }, { data: string; length: number }>('scheduler', `${tag()}.big`);
-        await bus.serve(rpc, async (req) => ({ data: req.data.toUpperCase(), length: req.data.length }));
+        const rpc = defineRpc<{ data: string }, { data: string; length: number }>(
+          'scheduler',
+          `${tag()}.big`,
+        );
+        await bus.serve(rpc, async (req) => ({
+          data: req.data.toUpperCase(),
+          length: req.data.length,
+        }));
         const res = await bus.request(rpc, { data: big });
         expect(res.length).toBe(big.length);
         expect(res.data === big.toUpperCase()).toBe(true);
@@ -197,7 +268,11 @@ export function runBusContractSuite(label: string, makeBus: MakeBus, options: Co
         const client = await peerOf(server);
         const rpc = defineRpc<object, string>('scheduler', `${tag()}.closing`);
         let started = false;
-        await server.serve(rpc, async () => { started = true; await sleep(300); return 'done'; });
+        await server.serve(rpc, async () => {
+          started = true;
+          await sleep(300);
+          return 'done';
+        });
         const reply = client.request(rpc, {}, { timeoutMs: 5000 });
         await waitFor('the handler to start', () => started);
         await server.close();
@@ -209,10 +284,18 @@ export function runBusContractSuite(label: string, makeBus: MakeBus, options: Co
       it('reaches every declared group exactly once when handlers succeed', async () => {
         const bus = await make();
         const evt = eventFor<{ n: number }>();
-        const seen: Record<string, DeliveredEvent<{ n: number }>[]> = { 'queue-api': [], 'webhook-sender': [] };
-        for (const group of evt.consumers) await bus.consume(evt, group, async (e) => void seen[group].push(e));
-        for (let n = 0; n < 5; n++) await bus.publish(evt, { n }, { headers: { 'x-origin': 'test' } });
-        await waitFor('both groups to get 5 events', () => seen['queue-api'].length >= 5 && seen['webhook-sender'].length >= 5);
+        const seen: Record<string, DeliveredEvent<{ n: number }>[]> = {
+          'queue-api': [],
+          'webhook-sender': [],
+        };
+        for (const group of evt.consumers)
+          await bus.consume(evt, group, async (e) => void seen[group].push(e));
+        for (let n = 0; n < 5; n++)
+          await bus.publish(evt, { n }, { headers: { 'x-origin': 'test' } });
+        await waitFor(
+          'both groups to get 5 events',
+          () => seen['queue-api'].length >= 5 && seen['webhook-sender'].length >= 5,
+        );
         await sleep(300);
         for (const group of evt.consumers) {
           const events = seen[group];
@@ -225,7 +308,9 @@ export function runBusContractSuite(label: string, makeBus: MakeBus, options: Co
             expect(Number.isNaN(Date.parse(e.publishedAt))).toBe(false);
           }
         }
-        expect(new Set(seen['queue-api'].map((e) => e.id))).toEqual(new Set(seen['webhook-sender'].map((e) => e.id)));
+        expect(new Set(seen['queue-api'].map((e) => e.id))).toEqual(
+          new Set(seen['webhook-sender'].map((e) => e.id)),
+        );
       });
 
       it('shares events between replicas of one group', async () => {
@@ -264,10 +349,15 @@ export function runBusContractSuite(label: string, makeBus: MakeBus, options: Co
         const bus = await make();
         const evt = eventFor<{ x: number }>();
         const calls: Array<{ id: string; count: number }> = [];
-        await bus.consume(evt, 'queue-api', async (e) => {
-          calls.push({ id: e.id, count: e.deliveryCount });
-          if (e.deliveryCount < 3) throw new Error(`attempt ${e.deliveryCount} fails`);
-        }, { retryDelayMs: () => 50 });
+        await bus.consume(
+          evt,
+          'queue-api',
+          async (e) => {
+            calls.push({ id: e.id, count: e.deliveryCount });
+            if (e.deliveryCount < 3) throw new Error(`attempt ${e.deliveryCount} fails`);
+          },
+          { retryDelayMs: () => 50 },
+        );
         await bus.publish(evt, { x: 1 });
         await waitFor('three deliveries', () => calls.length >= 3);
         await sleep(300);
@@ -280,7 +370,15 @@ export function runBusContractSuite(label: string, makeBus: MakeBus, options: Co
         const bus = await make({ logger });
         const evt = eventFor<{ x: number }>();
         let calls = 0;
-        await bus.consume(evt, 'queue-api', async () => { calls += 1; throw new Error('always fails'); }, { maxDeliver: 2, retryDelayMs: () => 30 });
+        await bus.consume(
+          evt,
+          'queue-api',
+          async () => {
+            calls += 1;
+            throw new Error('always fails');
+          },
+          { maxDeliver: 2, retryDelayMs: () => 30 },
+        );
         await bus.publish(evt, { x: 1 });
         await waitFor('two deliveries', () => calls >= 2);
         await sleep(500);
@@ -327,7 +425,10 @@ export function runBusContractSuite(label: string, makeBus: MakeBus, options: Co
         const big = bigText();
         const evt = eventFor<{ data: string }>();
         const got: Record<string, string> = {};
-        for (const group of evt.consumers) await bus.consume(evt, group, async (e) => { got[group] = e.payload.data; });
+        for (const group of evt.consumers)
+          await bus.consume(evt, group, async (e) => {
+            got[group] = e.payload.data;
+          });
         await bus.publish(evt, { data: big });
         await waitFor('the big event in both groups', () => Object.keys(got).length === 2, 15_000);
         expect(got['queue-api'] === big).toBe(true);
@@ -339,7 +440,11 @@ export function runBusContractSuite(label: string, makeBus: MakeBus, options: Co
         const evt = eventFor<object>(['queue-api']);
         let started = false;
         let finished = false;
-        await bus.consume(evt, 'queue-api', async () => { started = true; await sleep(300); finished = true; });
+        await bus.consume(evt, 'queue-api', async () => {
+          started = true;
+          await sleep(300);
+          finished = true;
+        });
         await bus.publish(evt, {});
         await waitFor('the handler to start', () => started);
         await bus.close();
@@ -360,16 +465,30 @@ export function runBusContractSuite(label: string, makeBus: MakeBus, options: Co
         const bus = await make();
         const evt = eventFor<object>(['queue-api']);
         let release!: () => void;
-        const gate = new Promise<void>((r) => { release = r; });
+        const gate = new Promise<void>((r) => {
+          release = r;
+        });
         let handled = 0;
-        await bus.consume(evt, 'queue-api', async () => { await gate; handled += 1; }, { concurrency: 1 });
+        await bus.consume(
+          evt,
+          'queue-api',
+          async () => {
+            await gate;
+            handled += 1;
+          },
+          { concurrency: 1 },
+        );
         await Promise.all([bus.publish(evt, {}), bus.publish(evt, {}), bus.publish(evt, {})]);
-        const pending = async () => (await bus.consumerLag()).find((l) => l.subject === evt.subject && l.group === 'queue-api')?.pending;
+        const pending = async () =>
+          (await bus.consumerLag()).find(
+            (l) => l.subject === evt.subject && l.group === 'queue-api',
+          )?.pending;
         // The server's consumer state follows acknowledgements shortly after: poll.
         const until = async (what: string, n: number) => {
           const deadline = Date.now() + 5000;
           while ((await pending()) !== n) {
-            if (Date.now() > deadline) throw new Error(`timed out waiting for ${what} (pending ${await pending()})`);
+            if (Date.now() > deadline)
+              throw new Error(`timed out waiting for ${what} (pending ${await pending()})`);
             await sleep(20);
           }
         };
@@ -406,7 +525,9 @@ export function runBusContractSuite(label: string, makeBus: MakeBus, options: Co
         const bus = await make();
         const evt = eventFor<object>(['queue-api']);
         let active: SpanContext | undefined;
-        await bus.consume(evt, 'queue-api', async () => { active = trace.getActiveSpan()?.spanContext(); });
+        await bus.consume(evt, 'queue-api', async () => {
+          active = trace.getActiveSpan()?.spanContext();
+        });
         await bus.publish(evt, {});
         await waitFor('the consumer span', () => !!spanNamed(`${evt.subject} process`));
         const producer = spanNamed(`${evt.subject} publish`)!;

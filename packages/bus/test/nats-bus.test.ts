@@ -15,7 +15,11 @@ const stream = `${namespace.toUpperCase()}_EVENTS`;
 const bucket = `${namespace}_blobs`;
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-async function waitFor(what: string, cond: () => boolean | Promise<boolean>, timeoutMs = 5000): Promise<void> {
+async function waitFor(
+  what: string,
+  cond: () => boolean | Promise<boolean>,
+  timeoutMs = 5000,
+): Promise<void> {
   const until = Date.now() + timeoutMs;
   while (!(await cond())) {
     if (Date.now() > until) throw new Error(`timed out waiting for ${what}`);
@@ -34,7 +38,8 @@ async function deleteNamespace(): Promise<void> {
   }
 }
 
-const makeBus = ({ logger }: MakeBusOptions = {}) => NatsBus.connect({ servers: NATS_URL, namespace, name: 'bus-contract-test', logger });
+const makeBus = ({ logger }: MakeBusOptions = {}) =>
+  NatsBus.connect({ servers: NATS_URL, namespace, name: 'bus-contract-test', logger });
 
 if (natsUp) {
   afterAll(deleteNamespace);
@@ -56,7 +61,12 @@ if (natsUp) {
     it('names JetStream objects after the namespace and provisions every group on first publish', async () => {
       const bus = await make();
       expect(bus.resources).toEqual({ namespace, stream, blobBucket: bucket });
-      const evt = defineEvent<object>({ name: 'specific.provisioned', version: 2, producer: 'scheduler', consumers: ['queue-api', 'webhook-sender'] });
+      const evt = defineEvent<object>({
+        name: 'specific.provisioned',
+        version: 2,
+        producer: 'scheduler',
+        consumers: ['queue-api', 'webhook-sender'],
+      });
       await bus.publish(evt, {});
       const jsm = await jetstreamManager(bus.connection);
       const info = await jsm.streams.info(stream);
@@ -77,13 +87,21 @@ if (natsUp) {
       const data = 'z'.repeat(2 * 1024 * 1024);
       expect((await bus.request(rpc, { data })).data.length).toBe(data.length);
       const store = await new Objm(bus.connection).open(bucket);
-      await waitFor('request and reply objects to go', async () => (await store.list()).filter((o) => o.name.startsWith('rpc.')).length === 0);
+      await waitFor(
+        'request and reply objects to go',
+        async () => (await store.list()).filter((o) => o.name.startsWith('rpc.')).length === 0,
+      );
     });
 
     it('keeps consuming and serving across a reconnect', async () => {
       const bus = await make();
       const producer = await make();
-      const evt = defineEvent<{ n: number }>({ name: 'specific.reconnect', version: 1, producer: 'scheduler', consumers: ['queue-api'] });
+      const evt = defineEvent<{ n: number }>({
+        name: 'specific.reconnect',
+        version: 1,
+        producer: 'scheduler',
+        consumers: ['queue-api'],
+      });
       const rpc = defineRpc<object, string>('scheduler', 'specific.reconnect');
       const got: DeliveredEvent<{ n: number }>[] = [];
       await bus.consume(evt, 'queue-api', async (e) => void got.push(e));
@@ -101,7 +119,10 @@ if (natsUp) {
       expect(bus.isReady()).toBe(true);
       await producer.publish(evt, { n: 2 });
       await waitFor('an event after the reconnect', () => got.length === 2, 10_000);
-      await waitFor('the server to answer after the reconnect', async () => (await producer.request(rpc, {}).catch(() => 'no')) === 'pong');
+      await waitFor(
+        'the server to answer after the reconnect',
+        async () => (await producer.request(rpc, {}).catch(() => 'no')) === 'pong',
+      );
     }, 20_000);
   });
 } else {

@@ -1,7 +1,19 @@
 import { parseArgs } from 'node:util';
 import path from 'node:path';
-import { databaseUrlVariable, EmbeddedPostgres, embeddedTarget, migrateTarget, postgresTarget } from '@runplane/database';
-import { ConfigError, createLogger, loadConfig, startRunplane, type ServiceDescriptor } from '@runplane/platform';
+import {
+  databaseUrlVariable,
+  EmbeddedPostgres,
+  embeddedTarget,
+  migrateTarget,
+  postgresTarget,
+} from '@runplane/database';
+import {
+  ConfigError,
+  createLogger,
+  loadConfig,
+  startRunplane,
+  type ServiceDescriptor,
+} from '@runplane/platform';
 import { ADMIN_HELP, runAdminCommand } from './commands/admin.js';
 import { CLIENT_HELP } from './commands/common.js';
 import { DOCS_HELP, runDocsCommand } from './commands/docs.js';
@@ -25,13 +37,29 @@ Services: ${Object.keys(ALL_SERVICES).join(', ')}
 Configuration: environment variables, see docs/configuration.md.`;
 
 async function main(argv: string[]): Promise<number> {
-  const { positionals, values } = parseArgs({ args: argv, allowPositionals: true, options: {
-    service: { type: 'string', short: 's' }, help: { type: 'boolean', short: 'h' },
-    url: { type: 'string' }, key: { type: 'string' }, name: { type: 'string' }, scope: { type: 'string' },
-    user: { type: 'string' }, endpoint: { type: 'string' }, json: { type: 'boolean' },
-    template: { type: 'string' }, 'workers-min': { type: 'string' }, 'workers-max': { type: 'string' },
-    input: { type: 'string' }, async: { type: 'boolean' }, wait: { type: 'string' }, out: { type: 'string' }, check: { type: 'boolean' },
-  } });
+  const { positionals, values } = parseArgs({
+    args: argv,
+    allowPositionals: true,
+    options: {
+      service: { type: 'string', short: 's' },
+      help: { type: 'boolean', short: 'h' },
+      url: { type: 'string' },
+      key: { type: 'string' },
+      name: { type: 'string' },
+      scope: { type: 'string' },
+      user: { type: 'string' },
+      endpoint: { type: 'string' },
+      json: { type: 'boolean' },
+      template: { type: 'string' },
+      'workers-min': { type: 'string' },
+      'workers-max': { type: 'string' },
+      input: { type: 'string' },
+      async: { type: 'boolean' },
+      wait: { type: 'string' },
+      out: { type: 'string' },
+      check: { type: 'boolean' },
+    },
+  });
   const command = positionals[0];
   if (values.help || !command) {
     process.stdout.write(`${HELP}\n`);
@@ -41,8 +69,10 @@ async function main(argv: string[]): Promise<number> {
   if (command === 'start') return start(services, !values.service);
   if (command === 'migrate') return migrate(services);
   if (command === 'docs') return runDocsCommand(services, values);
-  if (command === 'keys' || command === 'users') return runAdminCommand(command, positionals.slice(1), values);
-  if (command === 'endpoints' || command === 'jobs') return runQueueCommand(command, positionals.slice(1), values);
+  if (command === 'keys' || command === 'users')
+    return runAdminCommand(command, positionals.slice(1), values);
+  if (command === 'endpoints' || command === 'jobs')
+    return runQueueCommand(command, positionals.slice(1), values);
   process.stderr.write(`unknown command "${command}"\n\n${HELP}\n`);
   return 1;
 }
@@ -85,11 +115,16 @@ function applyLocalClusterDefaults(service: ServiceDescriptor): void {
   const dbVar = databaseUrlVariable(service.name);
   if (!process.env.NATS_URL) {
     process.env.NATS_URL = 'nats://127.0.0.1:4222';
-    process.stderr.write(`runplane: NATS_URL not set; using ${process.env.NATS_URL} (local development default)\n`);
+    process.stderr.write(
+      `runplane: NATS_URL not set; using ${process.env.NATS_URL} (local development default)\n`,
+    );
   }
   if (!process.env[dbVar] && !process.env.DATABASE_URL) {
-    process.env[dbVar] = `postgresql://postgres@127.0.0.1:5432/runplane_${service.name.replace(/-/g, '_')}`;
-    process.stderr.write(`runplane: ${dbVar} not set; using ${process.env[dbVar]} (local development default)\n`);
+    process.env[dbVar] =
+      `postgresql://postgres@127.0.0.1:5432/runplane_${service.name.replace(/-/g, '_')}`;
+    process.stderr.write(
+      `runplane: ${dbVar} not set; using ${process.env[dbVar]} (local development default)\n`,
+    );
   }
 }
 
@@ -103,7 +138,11 @@ async function migrate(services: ServiceDescriptor[]): Promise<number> {
     for (const service of services) {
       const url = process.env[databaseUrlVariable(service.name)] || config.DATABASE_URL;
       if (!url) embedded ??= await EmbeddedPostgres.open(path.resolve(config.RUNPLANE_DATA_DIR));
-      await migrateTarget(url ? postgresTarget(service.name, url) : embeddedTarget(service.name, embedded!), service.migrationsDir, log);
+      await migrateTarget(
+        url ? postgresTarget(service.name, url) : embeddedTarget(service.name, embedded!),
+        service.migrationsDir,
+        log,
+      );
     }
     return 0;
   } finally {
@@ -114,7 +153,9 @@ async function migrate(services: ServiceDescriptor[]): Promise<number> {
 main(process.argv.slice(2)).then(
   (code) => process.exit(code),
   (err) => {
-    process.stderr.write(`runplane: ${err instanceof ConfigError ? err.message : (err as Error)?.stack ?? err}\n`);
+    process.stderr.write(
+      `runplane: ${err instanceof ConfigError ? err.message : ((err as Error)?.stack ?? err)}\n`,
+    );
     process.exit(1);
   },
 );

@@ -18,6 +18,7 @@ export const ALL_SERVICES: Record<ServiceName, ServiceDescriptor> = {
 };
 
 export function serviceByName(name: string): ServiceDescriptor {
-  if (!isServiceName(name)) throw new Error(`unknown service "${name}"; one of: ${SERVICE_NAMES.join(', ')}`);
+  if (!isServiceName(name))
+    throw new Error(`unknown service "${name}"; one of: ${SERVICE_NAMES.join(', ')}`);
   return ALL_SERVICES[name];
 }

@@ -1,7 +1,13 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { startTestServer, type TestServer } from '@runplane/platform';
 import { Validator } from '@seriousme/openapi-schema-validator';
-import { buildClientSchema, getIntrospectionQuery, lexicographicSortSchema, printSchema, type IntrospectionQuery } from 'graphql';
+import {
+  buildClientSchema,
+  getIntrospectionQuery,
+  lexicographicSortSchema,
+  printSchema,
+  type IntrospectionQuery,
+} from 'graphql';
 import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { ALL_SERVICES } from '../src/services.js';
@@ -41,7 +47,9 @@ describe('the API reference served at /docs', () => {
     expect(result).toEqual({ valid: true });
     expect(validator.version).toBe('3.1');
     // ...and the validator does refuse a broken one (a parameter without `in`).
-    const broken = structuredClone(served) as Document & { paths: Record<string, Record<string, { parameters?: unknown[] }>> };
+    const broken = structuredClone(served) as Document & {
+      paths: Record<string, Record<string, { parameters?: unknown[] }>>;
+    };
     broken.paths['/healthz'].get.parameters = [{ name: 'x' }];
     expect((await new Validator().validate(broken as never)).valid).toBe(false);
   });
@@ -51,14 +59,17 @@ describe('the API reference served at /docs', () => {
   });
 
   it('documents every route the server registered, and nothing else', () => {
-    const documented = Object.entries(served.paths).flatMap(([path, item]) => METHODS.filter((m) => item[m]).map((m) => `${m.toUpperCase()} ${path}`));
+    const documented = Object.entries(served.paths).flatMap(([path, item]) =>
+      METHODS.filter((m) => item[m]).map((m) => `${m.toUpperCase()} ${path}`),
+    );
     const registered = server.routes
       // HEAD is Fastify's automatic twin of each GET; OPTIONS is Apollo's CORS preflight.
       .filter((r) => r.method !== 'HEAD' && r.method !== 'OPTIONS')
       // Swagger UI's own files; /docs and /docs/openapi.json are documented.
       .filter((r) => !(r.url.startsWith('/docs/') && r.url !== '/docs/openapi.json'))
       .map((r) => `${r.method} ${openApiPath(r.url)}`);
-    const covers = (route: string, operation: string) => (route.endsWith('*') ? operation.startsWith(route.slice(0, -1)) : operation === route);
+    const covers = (route: string, operation: string) =>
+      route.endsWith('*') ? operation.startsWith(route.slice(0, -1)) : operation === route;
     expect(registered.filter((route) => !documented.some((op) => covers(route, op)))).toEqual([]);
     expect(documented.filter((op) => !registered.some((route) => covers(route, op)))).toEqual([]);
     expect(registered.length).toBeGreaterThan(50);
@@ -84,7 +95,9 @@ describe('the API reference served at /docs', () => {
 
   it('docs/schema.graphql is the schema /graphql answers introspection with', async () => {
     const res = await fetch(`${server.url}/graphql?api_key=${server.apiKey}`, {
-      method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ query: getIntrospectionQuery() }),
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ query: getIntrospectionQuery() }),
     });
     expect(res.status).toBe(200);
     const { data } = (await res.json()) as { data: IntrospectionQuery };

@@ -30,24 +30,37 @@ describe('the committed API reference (docs/openapi.json, docs/schema.graphql)',
   it.each(FILES)('docs/%s is what the code generates', (name) => {
     const committed = readFileSync(path.join(ROOT, 'docs', name), 'utf8');
     if (committed !== generated[name]) {
-      throw new Error(`docs/${name} is out of date with the code (${firstDifference(committed, generated[name])}): ${REGENERATE_HINT}`);
+      throw new Error(
+        `docs/${name} is out of date with the code (${firstDifference(committed, generated[name])}): ${REGENERATE_HINT}`,
+      );
     }
   });
 
   it('has no uncommitted changes', () => {
     let status: string;
     try {
-      status = execFileSync('git', ['status', '--porcelain', '--', ...FILES.map((f) => `docs/${f}`)], { cwd: ROOT, encoding: 'utf8' });
+      status = execFileSync(
+        'git',
+        ['status', '--porcelain', '--', ...FILES.map((f) => `docs/${f}`)],
+        { cwd: ROOT, encoding: 'utf8' },
+      );
     } catch {
       console.warn('not a git checkout: only the comparison with the working tree was made');
       return;
     }
-    if (status.trim()) throw new Error(`the build changed the API reference but the change is not committed:\n${status}${REGENERATE_HINT}`);
+    if (status.trim())
+      throw new Error(
+        `the build changed the API reference but the change is not committed:\n${status}${REGENERATE_HINT}`,
+      );
   });
 
   it('documents one route per operation id', () => {
-    const document = JSON.parse(generated['openapi.json']) as { paths: Record<string, Record<string, { operationId?: string }>> };
-    const ids = Object.values(document.paths).flatMap((item) => Object.values(item).map((op) => op.operationId));
+    const document = JSON.parse(generated['openapi.json']) as {
+      paths: Record<string, Record<string, { operationId?: string }>>;
+    };
+    const ids = Object.values(document.paths).flatMap((item) =>
+      Object.values(item).map((op) => op.operationId),
+    );
     expect(ids.every(Boolean)).toBe(true);
     expect(new Set(ids).size).toBe(ids.length);
   });
@@ -59,17 +72,44 @@ describe('the committed API reference (docs/openapi.json, docs/schema.graphql)',
     expect(schemas.TemplateCreateDto.required).toEqual(['imageName', 'name']);
     expect(schemas.EndpointCreateDto.required).toEqual(['templateId']);
     expect(schemas.JobRequestDto.required).toEqual(['input']);
-    expect(schemas.JobRequestDto.properties.policy).toEqual({ $ref: '#/components/schemas/JobPolicyDto' });
-    expect(schemas.JobPolicyDto.properties.ttl).toEqual({ type: 'integer', minimum: 10000, maximum: 604800000 });
-    expect(schemas.TemplateUpdateDto.properties.env).toEqual({ type: 'object', additionalProperties: { type: 'string' } });
+    expect(schemas.JobRequestDto.properties.policy).toEqual({
+      $ref: '#/components/schemas/JobPolicyDto',
+    });
+    expect(schemas.JobPolicyDto.properties.ttl).toEqual({
+      type: 'integer',
+      minimum: 10000,
+      maximum: 604800000,
+    });
+    expect(schemas.TemplateUpdateDto.properties.env).toEqual({
+      type: 'object',
+      additionalProperties: { type: 'string' },
+    });
     const runsync = document.paths['/v2/{endpointId}/runsync'].post;
-    expect(runsync.requestBody.content['application/json'].schema).toEqual({ $ref: '#/components/schemas/JobRequestDto' });
-    expect(runsync.parameters).toContainEqual(expect.objectContaining({ name: 'wait', in: 'query', required: false, schema: { type: 'integer', minimum: 1000, maximum: 300000 } }));
+    expect(runsync.requestBody.content['application/json'].schema).toEqual({
+      $ref: '#/components/schemas/JobRequestDto',
+    });
+    expect(runsync.parameters).toContainEqual(
+      expect.objectContaining({
+        name: 'wait',
+        in: 'query',
+        required: false,
+        schema: { type: 'integer', minimum: 1000, maximum: 300000 },
+      }),
+    );
     expect(runsync.responses['500']).toEqual({ $ref: '#/components/responses/InternalError' });
     // Response schemas come from the contracts' interfaces.
     expect(schemas.JobRecord.required).toEqual(['id', 'status']);
-    expect(runsync.responses['200'].content['application/json'].schema).toEqual({ $ref: '#/components/schemas/JobRecord' });
-    expect(schemas.JobStatus.enum).toEqual(['IN_QUEUE', 'IN_PROGRESS', 'COMPLETED', 'FAILED', 'CANCELLED', 'TIMED_OUT']);
+    expect(runsync.responses['200'].content['application/json'].schema).toEqual({
+      $ref: '#/components/schemas/JobRecord',
+    });
+    expect(schemas.JobStatus.enum).toEqual([
+      'IN_QUEUE',
+      'IN_PROGRESS',
+      'COMPLETED',
+      'FAILED',
+      'CANCELLED',
+      'TIMED_OUT',
+    ]);
   });
 
   it('gives each route the access level its API key guard enforces', () => {
@@ -80,7 +120,9 @@ describe('the committed API reference (docs/openapi.json, docs/schema.graphql)',
     expect(paths['/v1/pods'].get['x-runplane-access']).toBe('read');
     expect(paths['/v1/pods'].post['x-runplane-access']).toBe('write');
     expect(paths['/healthz'].get.security).toEqual([]);
-    expect(paths['/v1/pods'].post.responses['401']).toEqual({ $ref: '#/components/responses/Unauthorized' });
+    expect(paths['/v1/pods'].post.responses['401']).toEqual({
+      $ref: '#/components/responses/Unauthorized',
+    });
     expect(paths['/graphql'].post.security).toContainEqual({ queryKey: [] });
   });
 });

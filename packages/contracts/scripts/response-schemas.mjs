@@ -8,9 +8,23 @@ import { createGenerator } from 'ts-json-schema-generator';
 
 /** Interfaces the HTTP routes return (and the error body); their dependencies come along. */
 const RESPONSE_TYPES = [
-  'JobAccepted', 'JobRecord', 'StreamResponse', 'ListJobsResponse', 'PurgeResponse', 'HealthRecord',
-  'WorkerJob', 'JobDoneBody', 'StopJobsResponse', 'Ack',
-  'Endpoint', 'Template', 'Pod', 'User', 'ApiKeyView', 'CreatedApiKey', 'WebhookDeliveryView',
+  'JobAccepted',
+  'JobRecord',
+  'StreamResponse',
+  'ListJobsResponse',
+  'PurgeResponse',
+  'HealthRecord',
+  'WorkerJob',
+  'JobDoneBody',
+  'StopJobsResponse',
+  'Ack',
+  'Endpoint',
+  'Template',
+  'Pod',
+  'User',
+  'ApiKeyView',
+  'CreatedApiKey',
+  'WebhookDeliveryView',
   'ErrorBody',
 ];
 
@@ -30,6 +44,13 @@ const generator = createGenerator({
 
 const schemas = {};
 for (const type of RESPONSE_TYPES) Object.assign(schemas, generator.createSchema(type).definitions);
-const sorted = Object.fromEntries(Object.keys(schemas).sort().map((name) => [name, schemas[name]]));
-const text = JSON.stringify(sorted, null, 2).replaceAll('"#/definitions/', '"#/components/schemas/');
+const sorted = Object.fromEntries(
+  Object.keys(schemas)
+    .sort()
+    .map((name) => [name, schemas[name]]),
+);
+const text = JSON.stringify(sorted, null, 2).replaceAll(
+  '"#/definitions/',
+  '"#/components/schemas/',
+);
 writeFileSync(`${root}dist/response-schemas.json`, `${text}\n`);

@@ -2,10 +2,18 @@ import 'reflect-metadata';
 import { describe, expect, it } from '@jest/globals';
 import { plainToInstance } from 'class-transformer';
 import { validateSync } from 'class-validator';
-import { EndpointCreateDto, EndpointUpdateDto, TemplateCreateDto, TemplateUpdateDto } from '../src/index.js';
+import {
+  EndpointCreateDto,
+  EndpointUpdateDto,
+  TemplateCreateDto,
+  TemplateUpdateDto,
+} from '../src/index.js';
 
-const errorsOf = (cls: new () => object, body: unknown) => validateSync(plainToInstance(cls, body as object))
-  .map((e) => ({ path: e.property, messages: Object.values(e.constraints ?? {}) }));
+const errorsOf = (cls: new () => object, body: unknown) =>
+  validateSync(plainToInstance(cls, body as object)).map((e) => ({
+    path: e.property,
+    messages: Object.values(e.constraints ?? {}),
+  }));
 const pathsOf = (cls: new () => object, body: unknown) => errorsOf(cls, body).map((e) => e.path);
 
 describe('template and endpoint DTOs (reference §4.2, §4.3)', () => {
@@ -33,7 +41,9 @@ describe('template and endpoint DTOs (reference §4.2, §4.3)', () => {
   });
 
   it('names the offending env entry and accepts string maps, empty values included', () => {
-    expect(errorsOf(TemplateUpdateDto, { env: { OK: 'y', BAD: 2 } })[0].messages.join()).toContain('env.BAD');
+    expect(errorsOf(TemplateUpdateDto, { env: { OK: 'y', BAD: 2 } })[0].messages.join()).toContain(
+      'env.BAD',
+    );
     expect(pathsOf(TemplateUpdateDto, { env: { A: '', B: '{{ RUNPOD_SECRET_x }}' } })).toEqual([]);
   });
 });

@@ -16,7 +16,9 @@ if (command === 'migrate-create') {
   try {
     await createMigration({ cwd: process.cwd(), name: rest.join('_') || undefined });
   } catch (err) {
-    process.stderr.write(`runplane-prisma migrate-create: ${err instanceof Error ? err.message : String(err)}\n`);
+    process.stderr.write(
+      `runplane-prisma migrate-create: ${err instanceof Error ? err.message : String(err)}\n`,
+    );
     process.exit(1);
   }
   process.exit(0);
@@ -26,7 +28,8 @@ const require = createRequire(path.join(process.cwd(), 'package.json'));
 const prismaCli = require.resolve('prisma/build/index.js');
 const env = {
   ...process.env,
-  PRISMA_SCHEMA_ENGINE_BINARY: process.env.PRISMA_SCHEMA_ENGINE_BINARY ?? path.join(here, 'schema-engine-unavailable.sh'),
+  PRISMA_SCHEMA_ENGINE_BINARY:
+    process.env.PRISMA_SCHEMA_ENGINE_BINARY ?? path.join(here, 'schema-engine-unavailable.sh'),
   CHECKPOINT_DISABLE: '1',
   PRISMA_HIDE_UPDATE_MESSAGE: '1',
 };

@@ -1,7 +1,17 @@
-import { Inject, Injectable, Module, type DynamicModule, type OnApplicationShutdown } from '@nestjs/common';
+import {
+  Inject,
+  Injectable,
+  Module,
+  type DynamicModule,
+  type OnApplicationShutdown,
+} from '@nestjs/common';
 import type { ServiceName } from '@runplane/contracts';
 import { applyMigrations, type MigrationLog } from './migrate.js';
-import { createPrismaClient, type PrismaClientClass, type PrismaClientLike } from './prisma-client.js';
+import {
+  createPrismaClient,
+  type PrismaClientClass,
+  type PrismaClientLike,
+} from './prisma-client.js';
 import { openSqlSession } from './sql-session.js';
 import { describeTarget, type DatabaseTarget } from './target.js';
 
@@ -31,13 +41,18 @@ export class DatabaseTargets {
   /** Checks every open database with `SELECT 1`; returns the names of those that failed. */
   async unreachable(timeoutMs = 2000): Promise<string[]> {
     const failed: string[] = [];
-    await Promise.all([...this.clients].map(async ([service, client]) => {
-      const ok = await Promise.race([
-        client.$queryRawUnsafe('SELECT 1').then(() => true, () => false),
-        new Promise<boolean>((r) => setTimeout(() => r(false), timeoutMs).unref()),
-      ]);
-      if (!ok) failed.push(service);
-    }));
+    await Promise.all(
+      [...this.clients].map(async ([service, client]) => {
+        const ok = await Promise.race([
+          client.$queryRawUnsafe('SELECT 1').then(
+            () => true,
+            () => false,
+          ),
+          new Promise<boolean>((r) => setTimeout(() => r(false), timeoutMs).unref()),
+        ]);
+        if (!ok) failed.push(service);
+      }),
+    );
     return failed;
   }
 }
@@ -72,7 +87,8 @@ export class DatabaseModule {
           inject: [DatabaseTargets],
           useFactory: async (targets: DatabaseTargets) => {
             const target = targets.targetFor(options.service);
-            if (targets.migrateOnStart) await migrateTarget(target, options.migrationsDir, targets.log);
+            if (targets.migrateOnStart)
+              await migrateTarget(target, options.migrationsDir, targets.log);
             const client = createPrismaClient(options.client, target);
             await client.$connect();
             targets.track(options.service, client);
@@ -87,11 +103,17 @@ export class DatabaseModule {
 }
 
 /** Applies a service's migrations to its target (used at start-up and by `runplane migrate`). */
-export async function migrateTarget(target: DatabaseTarget, migrationsDir: string, log?: MigrationLog) {
+export async function migrateTarget(
+  target: DatabaseTarget,
+  migrationsDir: string,
+  log?: MigrationLog,
+) {
   const session = await openSqlSession(target);
   try {
     const result = await applyMigrations(session, target.schema, migrationsDir, log);
-    log?.info(`${target.service}: ${describeTarget(target)} is up to date (${result.applied.length} applied, ${result.alreadyApplied} already applied)`);
+    log?.info(
+      `${target.service}: ${describeTarget(target)} is up to date (${result.applied.length} applied, ${result.alreadyApplied} already applied)`,
+    );
     return result;
   } finally {
     await session.close();

@@ -12,7 +12,10 @@ import { PGlite } from '@electric-sql/pglite';
  * safely; a transaction blocks the others until it ends, so never wait on the bus inside one.
  */
 export class EmbeddedPostgres {
-  private constructor(readonly pglite: PGlite, private readonly lockFile?: string) {}
+  private constructor(
+    readonly pglite: PGlite,
+    private readonly lockFile?: string,
+  ) {}
 
   /** Opens (or creates) the database in `dataDir`, or in memory when `dataDir` is undefined. */
   static async open(dataDir?: string): Promise<EmbeddedPostgres> {
@@ -60,7 +63,9 @@ function takeLock(dataDir: string): string {
     }
     const holder = readHolder(lockFile);
     if (holder && holder !== process.pid && isAlive(holder)) {
-      throw new Error(`data directory ${dataDir} is in use by process ${holder}; stop it first or choose another RUNPLANE_DATA_DIR`);
+      throw new Error(
+        `data directory ${dataDir} is in use by process ${holder}; stop it first or choose another RUNPLANE_DATA_DIR`,
+      );
     }
     // A stale lock of a process that died (or unreadable garbage): remove it and retry `wx`.
     fs.rmSync(lockFile, { force: true });

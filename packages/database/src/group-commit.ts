@@ -34,7 +34,10 @@ export class GroupCommit<I, O> {
   private readonly maxBatch: number;
   private readonly concurrency: number;
 
-  constructor(private readonly run: (items: I[]) => Promise<O[]>, options: GroupCommitOptions = {}) {
+  constructor(
+    private readonly run: (items: I[]) => Promise<O[]>,
+    options: GroupCommitOptions = {},
+  ) {
     this.maxBatch = options.maxBatch ?? 500;
     this.concurrency = options.concurrency ?? 1;
   }
@@ -84,7 +87,8 @@ export class GroupCommit<I, O> {
 
   private async runChecked(items: I[]): Promise<O[]> {
     const results = await this.run(items);
-    if (results.length !== items.length) throw new Error(`group commit: ${results.length} results for ${items.length} items`);
+    if (results.length !== items.length)
+      throw new Error(`group commit: ${results.length} results for ${items.length} items`);
     return results;
   }
 }

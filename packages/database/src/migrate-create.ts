@@ -28,19 +28,30 @@ provider = "postgresql"
  * The SQL is kept free of schema qualifications: the runner applies the same files into each
  * service's own schema through `search_path` (see migrate.ts).
  */
-export async function createMigration({ cwd, name, log = (m) => console.log(m) }: CreateMigrationOptions): Promise<{ created: string | null }> {
+export async function createMigration({
+  cwd,
+  name,
+  log = (m) => console.log(m),
+}: CreateMigrationOptions): Promise<{ created: string | null }> {
   const migrationName = sanitizeName(name);
   const schemaPath = path.resolve(cwd, 'prisma', 'schema.prisma');
-  if (!fs.existsSync(schemaPath)) throw new Error(`no Prisma schema at ${schemaPath} (run this in a service package)`);
+  if (!fs.existsSync(schemaPath))
+    throw new Error(`no Prisma schema at ${schemaPath} (run this in a service package)`);
   const schemaFiles = [{ path: schemaPath, content: fs.readFileSync(schemaPath, 'utf8') }];
   const baseDir = path.resolve(cwd, 'prisma', 'migrations');
   const migrations = readMigrations(baseDir);
   const lockPath = path.join(baseDir, LOCKFILE);
   const migrationsList = {
     baseDir,
-    lockfile: { path: LOCKFILE, content: fs.existsSync(lockPath) ? fs.readFileSync(lockPath, 'utf8') : null },
+    lockfile: {
+      path: LOCKFILE,
+      content: fs.existsSync(lockPath) ? fs.readFileSync(lockPath, 'utf8') : null,
+    },
     shadowDbInitScript: '',
-    migrationDirectories: migrations.map((m) => ({ path: m.name, migrationFile: { path: 'migration.sql', content: { tag: 'ok' as const, value: m.sql } } })),
+    migrationDirectories: migrations.map((m) => ({
+      path: m.name,
+      migrationFile: { path: 'migration.sql', content: { tag: 'ok' as const, value: m.sql } },
+    })),
   };
   const filters = { externalTables: [], externalEnums: [] };
 
@@ -53,12 +64,28 @@ export async function createMigration({ cwd, name, log = (m) => console.log(m) }
     // is applied to the dev database. Applying them with our runner (not the engine's, which
     // leaves a 10 s timer behind) also proves the engine accepts its `_prisma_migrations` rows.
     await applyMigrations(pgliteSession(devDb), 'public', baseDir).catch((err: Error) => {
-      throw new Error(`the existing migrations do not apply cleanly: ${err.message}`, { cause: err });
+      throw new Error(`the existing migrations do not apply cleanly: ${err.message}`, {
+        cause: err,
+      });
     });
-    const { action } = await engine.devDiagnostic({ migrationsList, filters }).catch((err: unknown) => { throw engineError(err); });
-    if (action.tag === 'reset') throw new Error(`the migration history is inconsistent: ${action.reason}`);
-    const out = await engine.createMigration({ draft: false, migrationName, migrationsList, schema: { files: schemaFiles }, filters })
-      .catch((err: unknown) => { throw engineError(err); });
+    const { action } = await engine
+      .devDiagnostic({ migrationsList, filters })
+      .catch((err: unknown) => {
+        throw engineError(err);
+      });
+    if (action.tag === 'reset')
+      throw new Error(`the migration history is inconsistent: ${action.reason}`);
+    const out = await engine
+      .createMigration({
+        draft: false,
+        migrationName,
+        migrationsList,
+        schema: { files: schemaFiles },
+        filters,
+      })
+      .catch((err: unknown) => {
+        throw engineError(err);
+      });
     script = out.migrationScript;
     generatedName = out.generatedMigrationName;
   } finally {
@@ -71,7 +98,10 @@ export async function createMigration({ cwd, name, log = (m) => console.log(m) }
     return { created: null };
   }
 
-  const dirName = orderedName(generatedName, migrations.map((m) => m.name));
+  const dirName = orderedName(
+    generatedName,
+    migrations.map((m) => m.name),
+  );
   const dir = path.join(baseDir, dirName);
   if (fs.existsSync(dir)) throw new Error(`the migration directory already exists at ${dir}`);
   fs.mkdirSync(dir, { recursive: true });
@@ -86,8 +116,14 @@ export async function createMigration({ cwd, name, log = (m) => console.log(m) }
 }
 
 function sanitizeName(name: string | undefined): string {
-  const clean = (name ?? '').toLowerCase().replace(/[^a-z0-9_]+/g, '_').replace(/^_+|_+$/g, '');
-  if (!clean) throw new Error('a migration name is required, e.g. `runplane-prisma migrate-create add_job_priority`');
+  const clean = (name ?? '')
+    .toLowerCase()
+    .replace(/[^a-z0-9_]+/g, '_')
+    .replace(/^_+|_+$/g, '');
+  if (!clean)
+    throw new Error(
+      'a migration name is required, e.g. `runplane-prisma migrate-create add_job_priority`',
+    );
   return clean.slice(0, 200); // `migration_name` is VARCHAR(255), timestamp prefix included
 }
 
@@ -117,7 +153,9 @@ function orderedName(generated: string, existing: string[]): string {
 }
 
 function addSecond(stamp: string): string {
-  const [y, mo, d, h, mi, s] = [0, 4, 6, 8, 10, 12].map((i, k) => Number(stamp.slice(i, k === 0 ? 4 : i + 2)));
+  const [y, mo, d, h, mi, s] = [0, 4, 6, 8, 10, 12].map((i, k) =>
+    Number(stamp.slice(i, k === 0 ? 4 : i + 2)),
+  );
   const t = new Date(Date.UTC(y, mo - 1, d, h, mi, s + 1));
   const pad = (n: number, w = 2) => String(n).padStart(w, '0');
   return `${pad(t.getUTCFullYear(), 4)}${pad(t.getUTCMonth() + 1)}${pad(t.getUTCDate())}${pad(t.getUTCHours())}${pad(t.getUTCMinutes())}${pad(t.getUTCSeconds())}`;

@@ -11,11 +11,16 @@ export interface PrismaClientLike {
   $queryRawUnsafe<T = unknown>(query: string, ...values: unknown[]): Promise<T>;
 }
 
-export type PrismaClientClass<T extends PrismaClientLike> = new (options: { adapter: SqlDriverAdapterFactory }) => T;
+export type PrismaClientClass<T extends PrismaClientLike> = new (options: {
+  adapter: SqlDriverAdapterFactory;
+}) => T;
 
 /** PGlite adapter whose queries are qualified with the service's schema (the stock factory has no option for it). */
 class SchemaScopedPGlite extends PrismaPGlite {
-  constructor(client: PGlite, private readonly schema: string) {
+  constructor(
+    client: PGlite,
+    private readonly schema: string,
+  ) {
     super(client);
   }
 
@@ -27,11 +32,18 @@ class SchemaScopedPGlite extends PrismaPGlite {
   }
 }
 
-export function createAdapterFactory(target: DatabaseTarget, poolSize = 10): SqlDriverAdapterFactory {
-  if (target.kind === 'embedded') return new SchemaScopedPGlite(target.embedded.pglite, target.schema);
+export function createAdapterFactory(
+  target: DatabaseTarget,
+  poolSize = 10,
+): SqlDriverAdapterFactory {
+  if (target.kind === 'embedded')
+    return new SchemaScopedPGlite(target.embedded.pglite, target.schema);
   return new PrismaPg({ connectionString: target.url, max: poolSize }, { schema: target.schema });
 }
 
-export function createPrismaClient<T extends PrismaClientLike>(Client: PrismaClientClass<T>, target: DatabaseTarget): T {
+export function createPrismaClient<T extends PrismaClientLike>(
+  Client: PrismaClientClass<T>,
+  target: DatabaseTarget,
+): T {
   return new Client({ adapter: createAdapterFactory(target) });
 }

@@ -3,7 +3,10 @@ import { createRequire } from 'node:module';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { PGlite } from '@electric-sql/pglite';
-import { bindMigrationAwareSqlAdapterFactory, type SqlDriverAdapter } from '@prisma/driver-adapter-utils';
+import {
+  bindMigrationAwareSqlAdapterFactory,
+  type SqlDriverAdapter,
+} from '@prisma/driver-adapter-utils';
 import type { SchemaEngine } from '@prisma/schema-engine-wasm';
 import { PrismaPGlite } from 'pglite-prisma-adapter';
 
@@ -19,7 +22,10 @@ type EngineModule = typeof import('@prisma/schema-engine-wasm');
 // Node has WebAssembly, but neither lib ES2023 nor @types/node 20 declare it.
 declare const WebAssembly: {
   Module: new (bytes: Uint8Array) => object;
-  Instance: new (module: object, imports: Record<string, object>) => { exports: Record<string, unknown> };
+  Instance: new (
+    module: object,
+    imports: Record<string, object>,
+  ) => { exports: Record<string, unknown> };
 };
 
 let loaded: Promise<EngineModule> | undefined;
@@ -34,7 +40,9 @@ function loadEngineModule(): Promise<EngineModule> {
   loaded ??= (async () => {
     const require = createRequire(import.meta.url);
     const dir = path.dirname(require.resolve('@prisma/schema-engine-wasm/schema_engine_bg'));
-    const bg = await import(pathToFileURL(path.join(dir, 'schema_engine_bg.js')).href) as EngineModule & { __wbg_set_wasm(exports: unknown): void };
+    const bg = (await import(
+      pathToFileURL(path.join(dir, 'schema_engine_bg.js')).href
+    )) as EngineModule & { __wbg_set_wasm(exports: unknown): void };
     const module = new WebAssembly.Module(fs.readFileSync(path.join(dir, 'schema_engine_bg.wasm')));
     const instance = new WebAssembly.Instance(module, { './schema_engine_bg.js': bg });
     bg.__wbg_set_wasm(instance.exports);
@@ -123,6 +131,7 @@ export function engineError(err: unknown): Error {
   if (err instanceof Error) return err;
   if (typeof err === 'string') return new Error(err);
   const e = err as { message?: unknown; error_code?: unknown } | null;
-  if (e && typeof e.message === 'string') return new Error(e.error_code ? `${e.message} (${String(e.error_code)})` : e.message);
+  if (e && typeof e.message === 'string')
+    return new Error(e.error_code ? `${e.message} (${String(e.error_code)})` : e.message);
   return new Error(JSON.stringify(err));
 }

@@ -43,23 +43,35 @@ export async function openSqlSession(target: DatabaseTarget): Promise<SqlSession
   return {
     query: (sql, params) => exclusive(() => direct.query(sql, params)),
     exec: (script) => exclusive(() => direct.exec(script)),
-    transaction: (fn) => exclusive(async () => {
-      await client.query('BEGIN');
-      try {
-        const result = await fn(direct);
-        await client.query('COMMIT');
-        return result;
-      } catch (err) {
-        await client.query('ROLLBACK').catch(() => {});
-        throw err;
-      }
-    }),
+    transaction: (fn) =>
+      exclusive(async () => {
+        await client.query('BEGIN');
+        try {
+          const result = await fn(direct);
+          await client.query('COMMIT');
+          return result;
+        } catch (err) {
+          await client.query('ROLLBACK').catch(() => {});
+          throw err;
+        }
+      }),
     lockMigrations: async (timeoutMs = 10_000) => {
       const deadline = Date.now() + timeoutMs;
       for (;;) {
-        const [row] = await exclusive(() => direct.query<{ ok: boolean }>('SELECT pg_try_advisory_lock($1) AS ok', [PRISMA_MIGRATION_LOCK]));
-        if (row.ok) return async () => void (await exclusive(() => direct.query('SELECT pg_advisory_unlock($1)', [PRISMA_MIGRATION_LOCK])));
-        if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for the migration lock (another migration is running)`);
+        const [row] = await exclusive(() =>
+          direct.query<{ ok: boolean }>('SELECT pg_try_advisory_lock($1) AS ok', [
+            PRISMA_MIGRATION_LOCK,
+          ]),
+        );
+        if (row.ok)
+          return async () =>
+            void (await exclusive(() =>
+              direct.query('SELECT pg_advisory_unlock($1)', [PRISMA_MIGRATION_LOCK]),
+            ));
+        if (Date.now() > deadline)
+          throw new Error(
+            `timed out after ${timeoutMs} ms waiting for the migration lock (another migration is running)`,
+          );
         await new Promise((r) => setTimeout(r, 200));
       }
     },
@@ -72,10 +84,13 @@ export function pgliteSession(db: PGlite): SqlSession {
   return {
     query: async (sql, params) => (await db.query(sql, params)).rows as never,
     exec: async (script) => void (await db.exec(script)),
-    transaction: (fn) => db.transaction((tx) => fn({
-      query: async (sql, params) => (await tx.query(sql, params)).rows as never,
-      exec: async (script) => void (await tx.exec(script)),
-    })),
+    transaction: (fn) =>
+      db.transaction((tx) =>
+        fn({
+          query: async (sql, params) => (await tx.query(sql, params)).rows as never,
+          exec: async (script) => void (await tx.exec(script)),
+        }),
+      ),
     lockMigrations: async () => async () => {},
     close: async () => {},
   };

@@ -22,8 +22,12 @@ describe('EmbeddedPostgres.open(dataDir)', () => {
     const first = await EmbeddedPostgres.open(dataDir);
     try {
       expect(fs.readFileSync(lockFile, 'utf8')).toBe(String(process.pid));
-      await expect(EmbeddedPostgres.open(dataDir)).rejects.toThrow(`data directory ${dataDir} is already open in this process`);
-      await first.pglite.exec("CREATE TABLE kept (v TEXT); INSERT INTO kept VALUES ('across restarts');");
+      await expect(EmbeddedPostgres.open(dataDir)).rejects.toThrow(
+        `data directory ${dataDir} is already open in this process`,
+      );
+      await first.pglite.exec(
+        "CREATE TABLE kept (v TEXT); INSERT INTO kept VALUES ('across restarts');",
+      );
     } finally {
       await first.close();
     }
@@ -31,7 +35,9 @@ describe('EmbeddedPostgres.open(dataDir)', () => {
 
     const second = await EmbeddedPostgres.open(dataDir);
     try {
-      expect((await second.pglite.query('SELECT v FROM kept')).rows).toEqual([{ v: 'across restarts' }]);
+      expect((await second.pglite.query('SELECT v FROM kept')).rows).toEqual([
+        { v: 'across restarts' },
+      ]);
     } finally {
       await second.close();
     }
@@ -40,7 +46,9 @@ describe('EmbeddedPostgres.open(dataDir)', () => {
   it('refuses a directory locked by another live process', async () => {
     fs.writeFileSync(lockFile, String(process.ppid));
     try {
-      await expect(EmbeddedPostgres.open(dataDir)).rejects.toThrow(`data directory ${dataDir} is in use by process ${process.ppid}`);
+      await expect(EmbeddedPostgres.open(dataDir)).rejects.toThrow(
+        `data directory ${dataDir} is in use by process ${process.ppid}`,
+      );
       expect(fs.readFileSync(lockFile, 'utf8')).toBe(String(process.ppid)); // left alone
     } finally {
       fs.rmSync(lockFile, { force: true });
@@ -53,7 +61,9 @@ describe('EmbeddedPostgres.open(dataDir)', () => {
       const db = await EmbeddedPostgres.open(dataDir);
       try {
         expect(fs.readFileSync(lockFile, 'utf8')).toBe(String(process.pid));
-        expect((await db.pglite.query('SELECT count(*)::int AS n FROM kept')).rows).toEqual([{ n: 1 }]);
+        expect((await db.pglite.query('SELECT count(*)::int AS n FROM kept')).rows).toEqual([
+          { n: 1 },
+        ]);
       } finally {
         await db.close();
       }

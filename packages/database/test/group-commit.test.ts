@@ -30,8 +30,17 @@ describe('GroupCommit', () => {
     await new Promise((res) => setImmediate(res));
     expect(r.batches).toEqual([[1, 2]]); // 3..5 wait: a call never joins a running batch
     await r.releaseAll();
-    expect(await Promise.all([...first, ...second])).toEqual(['done 1', 'done 2', 'done 3', 'done 4', 'done 5']);
-    expect(r.batches).toEqual([[1, 2], [3, 4, 5]]);
+    expect(await Promise.all([...first, ...second])).toEqual([
+      'done 1',
+      'done 2',
+      'done 3',
+      'done 4',
+      'done 5',
+    ]);
+    expect(r.batches).toEqual([
+      [1, 2],
+      [3, 4, 5],
+    ]);
   });
 
   it('keeps up to `concurrency` batches in flight and bounds their size', async () => {
@@ -39,16 +48,24 @@ describe('GroupCommit', () => {
     const g = new GroupCommit(r.run, { concurrency: 2, maxBatch: 2 });
     const calls = [1, 2, 3, 4, 5].map((i) => g.call(i));
     await new Promise((res) => setImmediate(res));
-    expect(r.batches).toEqual([[1, 2], [3, 4]]);
+    expect(r.batches).toEqual([
+      [1, 2],
+      [3, 4],
+    ]);
     await r.releaseAll();
     await Promise.all(calls);
     expect(r.batches).toEqual([[1, 2], [3, 4], [5]]);
   });
 
-  it('a failing batch is run again item by item: only the bad item\'s call fails', async () => {
+  it("a failing batch is run again item by item: only the bad item's call fails", async () => {
     const r = recorder<number>((items) => items.includes(2));
     const g = new GroupCommit(r.run, { concurrency: 1 });
-    const calls = [1, 2, 3].map((i) => g.call(i).then((v) => v, (e: Error) => e.message));
+    const calls = [1, 2, 3].map((i) =>
+      g.call(i).then(
+        (v) => v,
+        (e: Error) => e.message,
+      ),
+    );
     await r.releaseAll();
     expect(await Promise.all(calls)).toEqual(['done 1', 'refused [2]', 'done 3']);
     expect(r.batches).toEqual([[1, 2, 3], [1], [2], [3]]);

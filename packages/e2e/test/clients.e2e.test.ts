@@ -4,7 +4,17 @@ import path from 'node:path';
 import { promisify } from 'node:util';
 import OpenAI from 'openai';
 import runpodSdk from 'runpod-sdk';
-import { ADMIN_KEY, CLI, REPO_ROOT, http, killAll, removeTempDir, sleep, startRunplane, tempDir } from './support/runplane-process.js';
+import {
+  ADMIN_KEY,
+  CLI,
+  REPO_ROOT,
+  http,
+  killAll,
+  removeTempDir,
+  sleep,
+  startRunplane,
+  tempDir,
+} from './support/runplane-process.js';
 
 /**
  * Official clients users already have, pointed at a standalone Runplane: RunPod's JS client and
@@ -29,12 +39,22 @@ describe('official clients (runpod-sdk, openai) against standalone Runplane', ()
   async function createEndpoint(name: string, workers: number, script = worker): Promise<string> {
     const template = await http('POST', `${url}/v1/templates`, {
       key: ADMIN_KEY,
-      body: { name: `sdk-${name}-${Date.now()}`, imageName: 'runplane/worker-echo:1', isServerless: true, dockerStartCmd: ['node', script] },
+      body: {
+        name: `sdk-${name}-${Date.now()}`,
+        imageName: 'runplane/worker-echo:1',
+        isServerless: true,
+        dockerStartCmd: ['node', script],
+      },
     });
     expect(template.status).toBe(200);
     const endpoint = await http('POST', `${url}/v1/endpoints`, {
       key: ADMIN_KEY,
-      body: { name: `sdk-${name}`, templateId: template.body.id, workersMin: workers, workersMax: workers },
+      body: {
+        name: `sdk-${name}`,
+        templateId: template.body.id,
+        workersMin: workers,
+        workersMax: workers,
+      },
     });
     expect(endpoint.status).toBe(200);
     return endpoint.body.id;
@@ -52,14 +72,24 @@ describe('official clients (runpod-sdk, openai) against standalone Runplane', ()
   }
 
   beforeAll(async () => {
-    const server = startRunplane('clients', ['start'], { RUNPLANE_DATA_DIR: path.join(workDir, 'data'), RUNPLANE_API_KEY: ADMIN_KEY }, workDir);
+    const server = startRunplane(
+      'clients',
+      ['start'],
+      { RUNPLANE_DATA_DIR: path.join(workDir, 'data'), RUNPLANE_API_KEY: ADMIN_KEY },
+      workDir,
+    );
     url = (await server.waitForReady(60_000)).url;
     const sdk = runpodSdk(ADMIN_KEY, { baseUrl: `${url}/v2` });
     busyId = await createEndpoint('busy', 1);
     busy = sdk.endpoint(busyId)!;
     idle = sdk.endpoint(await createEndpoint('idle', 0))!;
     // OpenAI's client with base_url <server>/v2/<endpoint>/openai/v1, as RunPod documents it.
-    openai = new OpenAI({ apiKey: ADMIN_KEY, baseURL: `${url}/v2/${await createEndpoint('openai', 1, openAiWorker)}/openai/v1`, maxRetries: 0, timeout: 60_000 });
+    openai = new OpenAI({
+      apiKey: ADMIN_KEY,
+      baseURL: `${url}/v2/${await createEndpoint('openai', 1, openAiWorker)}/openai/v1`,
+      maxRetries: 0,
+      timeout: 60_000,
+    });
     // The first job waits for the worker process to start and call in.
     const warm = await quiet(() => busy.runSync({ input: { echo: 'warm' } }, 60_000));
     expect(warm.status).toBe('COMPLETED');
@@ -79,7 +109,13 @@ describe('official clients (runpod-sdk, openai) against standalone Runplane', ()
       if (status.completed) break;
       await sleep(100);
     }
-    expect(status).toMatchObject({ id: job.id, status: 'COMPLETED', completed: true, succeeded: true, output: { hello: 'sdk' } });
+    expect(status).toMatchObject({
+      id: job.id,
+      status: 'COMPLETED',
+      completed: true,
+      succeeded: true,
+      output: { hello: 'sdk' },
+    });
     expect(Number.isInteger(status.delayTime) && Number.isInteger(status.executionTime)).toBe(true);
   });
 
@@ -130,14 +166,24 @@ describe('official clients (runpod-sdk, openai) against standalone Runplane', ()
     });
 
     it('completes a chat request', async () => {
-      const completion = await openai.chat.completions.create({ model: 'runplane-echo', messages: [{ role: 'user', content: 'hello there' }] });
+      const completion = await openai.chat.completions.create({
+        model: 'runplane-echo',
+        messages: [{ role: 'user', content: 'hello there' }],
+      });
       expect(completion.object).toBe('chat.completion');
-      expect(completion.choices[0].message).toMatchObject({ role: 'assistant', content: 'You said: hello there' });
+      expect(completion.choices[0].message).toMatchObject({
+        role: 'assistant',
+        content: 'You said: hello there',
+      });
       expect(completion.usage?.total_tokens).toBeGreaterThan(0);
     });
 
     it('streams a chat request chunk by chunk as it is generated', async () => {
-      const stream = await openai.chat.completions.create({ model: 'runplane-echo', stream: true, messages: [{ role: 'user', content: 'one two three four' }] });
+      const stream = await openai.chat.completions.create({
+        model: 'runplane-echo',
+        stream: true,
+        messages: [{ role: 'user', content: 'one two three four' }],
+      });
       const deltas: string[] = [];
       const arrivals: number[] = [];
       for await (const chunk of stream) {
@@ -150,10 +196,17 @@ describe('official clients (runpod-sdk, openai) against standalone Runplane', ()
       expect(arrivals[arrivals.length - 1] - arrivals[0]).toBeGreaterThan(60);
     });
 
-    it('answers errors in OpenAI\'s shape: a failed job, a wrong key', async () => {
-      const failed = await openai.embeddings.create({ model: 'runplane-echo', input: 'x' }).catch((e: unknown) => e);
+    it("answers errors in OpenAI's shape: a failed job, a wrong key", async () => {
+      const failed = await openai.embeddings
+        .create({ model: 'runplane-echo', input: 'x' })
+        .catch((e: unknown) => e);
       expect(failed).toBeInstanceOf(OpenAI.InternalServerError);
-      expect(failed).toMatchObject({ status: 500, type: 'worker_error', code: 'JOB_FAILED', message: expect.stringMatching(/not supported by this worker/) });
+      expect(failed).toMatchObject({
+        status: 500,
+        type: 'worker_error',
+        code: 'JOB_FAILED',
+        message: expect.stringMatching(/not supported by this worker/),
+      });
       const stranger = new OpenAI({ apiKey: 'not-a-key', baseURL: openai.baseURL, maxRetries: 0 });
       const denied = await stranger.models.list().catch((e: unknown) => e);
       expect(denied).toBeInstanceOf(OpenAI.AuthenticationError);
@@ -164,9 +217,14 @@ describe('official clients (runpod-sdk, openai) against standalone Runplane', ()
   describe('runplane CLI (typed client) against the same server', () => {
     const run = promisify(execFile);
     /** Runs the CLI; resolves with its exit code and output whatever the code. */
-    async function cli(...args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
+    async function cli(
+      ...args: string[]
+    ): Promise<{ code: number; stdout: string; stderr: string }> {
       try {
-        const { stdout, stderr } = await run(process.execPath, [CLI, ...args], { env: { ...process.env, RUNPLANE_URL: url, RUNPLANE_API_KEY: ADMIN_KEY }, timeout: 60_000 });
+        const { stdout, stderr } = await run(process.execPath, [CLI, ...args], {
+          env: { ...process.env, RUNPLANE_URL: url, RUNPLANE_API_KEY: ADMIN_KEY },
+          timeout: 60_000,
+        });
         return { code: 0, stdout, stderr };
       } catch (err) {
         const e = err as { code: number; stdout: string; stderr: string };
@@ -175,42 +233,91 @@ describe('official clients (runpod-sdk, openai) against standalone Runplane', ()
     }
 
     it('creates and lists endpoints', async () => {
-      const templateId = (await http('GET', `${url}/v1/endpoints/${busyId}`, { key: ADMIN_KEY })).body.templateId;
-      const created = await cli('endpoints', 'create', '--name', 'from-cli', '--template', templateId, '--workers-max', '0', '--json');
+      const templateId = (await http('GET', `${url}/v1/endpoints/${busyId}`, { key: ADMIN_KEY }))
+        .body.templateId;
+      const created = await cli(
+        'endpoints',
+        'create',
+        '--name',
+        'from-cli',
+        '--template',
+        templateId,
+        '--workers-max',
+        '0',
+        '--json',
+      );
       expect(created.code).toBe(0);
       const endpoint = JSON.parse(created.stdout);
-      expect(endpoint).toMatchObject({ name: 'from-cli', templateId, workersMin: 0, workersMax: 0 });
+      expect(endpoint).toMatchObject({
+        name: 'from-cli',
+        templateId,
+        workersMin: 0,
+        workersMax: 0,
+      });
       const listed = await cli('endpoints', 'list');
       expect(listed.stdout).toMatch(new RegExp(`${endpoint.id}\\s+${templateId}\\s+0\\.\\.0`));
     });
 
     it('runs a job and waits for its result; --async prints the id; status and cancel', async () => {
-      const done = await cli('jobs', 'run', busyId, '--input', '{"echo": {"via": "cli"}}', '--json');
+      const done = await cli(
+        'jobs',
+        'run',
+        busyId,
+        '--input',
+        '{"echo": {"via": "cli"}}',
+        '--json',
+      );
       expect(done.code).toBe(0);
-      expect(JSON.parse(done.stdout)).toMatchObject({ status: 'COMPLETED', output: { via: 'cli' } });
+      expect(JSON.parse(done.stdout)).toMatchObject({
+        status: 'COMPLETED',
+        output: { via: 'cli' },
+      });
       const failed = await cli('jobs', 'run', busyId, '--input', '{"fail": "nope"}');
-      expect(failed).toMatchObject({ code: 2, stdout: expect.stringMatching(/FAILED\n {2}delay \d+ ms, execution \d+ ms\n {2}error: nope/) });
+      expect(failed).toMatchObject({
+        code: 2,
+        stdout: expect.stringMatching(
+          /FAILED\n {2}delay \d+ ms, execution \d+ ms\n {2}error: nope/,
+        ),
+      });
 
       // On the endpoint without workers the job stays queued until it is cancelled.
       const queued = await cli('jobs', 'run', idle.endpointId, '--input', '{"echo": 1}', '--async');
       const jobId = queued.stdout.trim();
       expect(jobId).toMatch(/^[\w-]{16,}$/);
-      expect(JSON.parse((await cli('jobs', 'status', idle.endpointId, jobId, '--json')).stdout)).toMatchObject({ id: jobId, status: 'IN_QUEUE' });
-      expect((await cli('jobs', 'cancel', idle.endpointId, jobId)).stdout.trim()).toBe(`${jobId} CANCELLED`);
+      expect(
+        JSON.parse((await cli('jobs', 'status', idle.endpointId, jobId, '--json')).stdout),
+      ).toMatchObject({ id: jobId, status: 'IN_QUEUE' });
+      expect((await cli('jobs', 'cancel', idle.endpointId, jobId)).stdout.trim()).toBe(
+        `${jobId} CANCELLED`,
+      );
     });
 
-    it('streams a job\'s chunks one JSON line each', async () => {
+    it("streams a job's chunks one JSON line each", async () => {
       const { id } = await busy.run({ input: { stream: 3, interval_ms: 100 } });
       const streamed = await cli('jobs', 'stream', busyId, id);
       expect(streamed.code).toBe(0);
-      expect(streamed.stdout.trim().split('\n').map((l) => JSON.parse(l))).toEqual([{ i: 0 }, { i: 1 }, { i: 2 }]);
+      expect(
+        streamed.stdout
+          .trim()
+          .split('\n')
+          .map((l) => JSON.parse(l)),
+      ).toEqual([{ i: 0 }, { i: 1 }, { i: 2 }]);
       expect(streamed.stderr).toContain(`job ${id} COMPLETED`);
     });
 
     it('says clearly what is wrong: bad input, unknown endpoint, unreachable server', async () => {
-      expect(await cli('jobs', 'run', busyId, '--input', 'not json')).toMatchObject({ code: 1, stderr: expect.stringMatching(/--input must be JSON/) });
-      expect(await cli('jobs', 'status', busyId, 'no-such-job')).toMatchObject({ code: 1, stderr: expect.stringMatching(/404: job no-such-job not found/) });
-      expect(await cli('endpoints', 'list', '--url', 'http://127.0.0.1:9')).toMatchObject({ code: 1, stderr: expect.stringMatching(/cannot reach http:\/\/127.0.0.1:9/) });
+      expect(await cli('jobs', 'run', busyId, '--input', 'not json')).toMatchObject({
+        code: 1,
+        stderr: expect.stringMatching(/--input must be JSON/),
+      });
+      expect(await cli('jobs', 'status', busyId, 'no-such-job')).toMatchObject({
+        code: 1,
+        stderr: expect.stringMatching(/404: job no-such-job not found/),
+      });
+      expect(await cli('endpoints', 'list', '--url', 'http://127.0.0.1:9')).toMatchObject({
+        code: 1,
+        stderr: expect.stringMatching(/cannot reach http:\/\/127.0.0.1:9/),
+      });
     });
   });
 });

@@ -1,6 +1,17 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import path from 'node:path';
-import { ADMIN_KEY, http, killAll, notAnswering, provisionEndpoint, recordTiming, removeTempDir, startRunplane, tempDir, type RunplaneProcess } from './support/runplane-process.js';
+import {
+  ADMIN_KEY,
+  http,
+  killAll,
+  notAnswering,
+  provisionEndpoint,
+  recordTiming,
+  removeTempDir,
+  startRunplane,
+  tempDir,
+  type RunplaneProcess,
+} from './support/runplane-process.js';
 
 /**
  * `runplane start`: all six services in one process, embedded database in RUNPLANE_DATA_DIR and
@@ -20,7 +31,9 @@ describe('standalone server (runplane start)', () => {
     server = startRunplane('standalone', ['start'], env, workDir);
     const ready = await server.waitForReady(60_000);
     url = ready.url;
-    recordTiming(`standalone: /readyz 200 after ${(ready.ms / 1000).toFixed(1)} s (fresh data dir, from spawn)`);
+    recordTiming(
+      `standalone: /readyz 200 after ${(ready.ms / 1000).toFixed(1)} s (fresh data dir, from spawn)`,
+    );
     endpoint = await provisionEndpoint(url, ADMIN_KEY, 'e2e-endpoint');
   }, 90_000);
 
@@ -38,12 +51,18 @@ describe('standalone server (runplane start)', () => {
   });
 
   it('queues a job with the admin key as a Bearer token and as the raw key', async () => {
-    const bearer = await http('POST', `${url}/v2/${endpoint}/run`, { key: `Bearer ${ADMIN_KEY}`, body: { input: { prompt: 'hello' } } });
+    const bearer = await http('POST', `${url}/v2/${endpoint}/run`, {
+      key: `Bearer ${ADMIN_KEY}`,
+      body: { input: { prompt: 'hello' } },
+    });
     expect(bearer.status).toBe(200);
     expect(bearer.body).toEqual({ id: expect.any(String), status: 'IN_QUEUE' });
     jobId = bearer.body.id;
 
-    const raw = await http('POST', `${url}/v2/${endpoint}/run`, { key: ADMIN_KEY, body: { input: { n: 2 } } });
+    const raw = await http('POST', `${url}/v2/${endpoint}/run`, {
+      key: ADMIN_KEY,
+      body: { input: { n: 2 } },
+    });
     expect(raw.status).toBe(200);
     expect(raw.body).toEqual({ id: expect.any(String), status: 'IN_QUEUE' });
     expect(raw.body.id).not.toBe(jobId);
@@ -51,8 +70,14 @@ describe('standalone server (runplane start)', () => {
 
   it('reports the job status by GET and by POST', async () => {
     for (const method of ['GET', 'POST']) {
-      const res = await http(method, `${url}/v2/${endpoint}/status/${jobId}`, { key: `Bearer ${ADMIN_KEY}` });
-      expect({ method, status: res.status, body: res.body }).toEqual({ method, status: 200, body: { id: jobId, status: 'IN_QUEUE', retries: 0 } });
+      const res = await http(method, `${url}/v2/${endpoint}/status/${jobId}`, {
+        key: `Bearer ${ADMIN_KEY}`,
+      });
+      expect({ method, status: res.status, body: res.body }).toEqual({
+        method,
+        status: 200,
+        body: { id: jobId, status: 'IN_QUEUE', retries: 0 },
+      });
     }
   });
 
@@ -61,7 +86,11 @@ describe('standalone server (runplane start)', () => {
       const res = await http('POST', `${url}/v2/${endpoint}/run`, { key, body: { input: {} } });
       expect(res.status).toBe(401);
       expect(res.contentType).toMatch(/application\/json/);
-      expect(res.body).toMatchObject({ error: expect.any(String), message: expect.any(String), status: 401 });
+      expect(res.body).toMatchObject({
+        error: expect.any(String),
+        message: expect.any(String),
+        status: 401,
+      });
     }
     const none = await http('GET', `${url}/v2/${endpoint}/status/${jobId}`);
     expect(none.status).toBe(401);
@@ -69,19 +98,37 @@ describe('standalone server (runplane start)', () => {
   });
 
   it('rejects malformed JSON with 400 and a JSON error body', async () => {
-    const res = await http('POST', `${url}/v2/${endpoint}/run`, { key: ADMIN_KEY, rawBody: '{"input": {' });
+    const res = await http('POST', `${url}/v2/${endpoint}/run`, {
+      key: ADMIN_KEY,
+      rawBody: '{"input": {',
+    });
     expect(res.status).toBe(400);
     expect(res.contentType).toMatch(/application\/json/);
-    expect(res.body).toMatchObject({ error: expect.any(String), message: expect.any(String), status: 400 });
+    expect(res.body).toMatchObject({
+      error: expect.any(String),
+      message: expect.any(String),
+      status: 400,
+    });
   });
 
   it('does not show the job under another endpoint id (404)', async () => {
     const res = await http('GET', `${url}/v2/another-endpoint/status/${jobId}`, { key: ADMIN_KEY });
     expect(res.status).toBe(404);
-    expect(res.body).toMatchObject({ error: expect.any(String), message: expect.any(String), status: 404 });
-    if (endpoint !== 'e2e-endpoint') { // endpoints exist as resources: an unknown one takes no jobs
-      const run = await http('POST', `${url}/v2/another-endpoint/run`, { key: ADMIN_KEY, body: { input: {} } });
-      expect({ status: run.status, code: run.body?.code }).toEqual({ status: 404, code: 'ENDPOINT_NOT_FOUND' });
+    expect(res.body).toMatchObject({
+      error: expect.any(String),
+      message: expect.any(String),
+      status: 404,
+    });
+    if (endpoint !== 'e2e-endpoint') {
+      // endpoints exist as resources: an unknown one takes no jobs
+      const run = await http('POST', `${url}/v2/another-endpoint/run`, {
+        key: ADMIN_KEY,
+        body: { input: {} },
+      });
+      expect({ status: run.status, code: run.body?.code }).toEqual({
+        status: 404,
+        code: 'ENDPOINT_NOT_FOUND',
+      });
     }
   });
 
@@ -105,8 +152,12 @@ describe('standalone server (runplane start)', () => {
   it('keeps the job across a restart on the same data directory', async () => {
     const restarted = startRunplane('standalone-restarted', ['start'], env, workDir);
     const ready = await restarted.waitForReady(60_000);
-    recordTiming(`standalone: restart on the same data dir ready after ${(ready.ms / 1000).toFixed(1)} s`);
-    const res = await http('GET', `${ready.url}/v2/${endpoint}/status/${jobId}`, { key: ADMIN_KEY });
+    recordTiming(
+      `standalone: restart on the same data dir ready after ${(ready.ms / 1000).toFixed(1)} s`,
+    );
+    const res = await http('GET', `${ready.url}/v2/${endpoint}/status/${jobId}`, {
+      key: ADMIN_KEY,
+    });
     expect(res.status).toBe(200);
     expect(res.body).toEqual({ id: jobId, status: 'IN_QUEUE', retries: 0 });
   }, 70_000);

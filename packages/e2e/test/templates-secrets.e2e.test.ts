@@ -3,12 +3,29 @@ import { createHash, randomBytes } from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { ADMIN_KEY, http, killAll, removeTempDir, sleep, startRunplane, tempDir, type HttpResult, type RunplaneProcess } from './support/runplane-process.js';
+import {
+  ADMIN_KEY,
+  http,
+  killAll,
+  removeTempDir,
+  sleep,
+  startRunplane,
+  tempDir,
+  type HttpResult,
+  type RunplaneProcess,
+} from './support/runplane-process.js';
 
-const PROBE_WORKER = path.join(path.dirname(fileURLToPath(import.meta.url)), 'support/probe-worker.mjs');
+const PROBE_WORKER = path.join(
+  path.dirname(fileURLToPath(import.meta.url)),
+  'support/probe-worker.mjs',
+);
 
 /** Polls until `probe` returns a value; fails with `what` after `timeoutMs`. */
-async function eventually<T>(probe: () => Promise<T | undefined | null | false>, what: string, timeoutMs = 60_000): Promise<T> {
+async function eventually<T>(
+  probe: () => Promise<T | undefined | null | false>,
+  what: string,
+  timeoutMs = 60_000,
+): Promise<T> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
     const value = await probe();
@@ -53,13 +70,22 @@ describe('templates, secrets and rolling releases (standalone)', () => {
   };
   const template = async (env: Record<string, string>) => {
     const res = await call('POST', '/v1/templates', {
-      name: `e2e-${randomBytes(4).toString('hex')}`, imageName: 'runplane-e2e/probe:1', isServerless: true, dockerStartCmd: [process.execPath, PROBE_WORKER], env,
+      name: `e2e-${randomBytes(4).toString('hex')}`,
+      imageName: 'runplane-e2e/probe:1',
+      isServerless: true,
+      dockerStartCmd: [process.execPath, PROBE_WORKER],
+      env,
     });
     expect(res.status).toBe(200);
     return res.body as { id: string; env: Record<string, string> };
   };
   const endpoint = async (templateId: string, workers: number) => {
-    const res = await call('POST', '/v1/endpoints', { name: 'e2e', templateId, workersMin: workers, workersMax: workers });
+    const res = await call('POST', '/v1/endpoints', {
+      name: 'e2e',
+      templateId,
+      workersMin: workers,
+      workersMax: workers,
+    });
     expect(res.status).toBe(200);
     return res.body as { id: string; version: number };
   };
@@ -75,7 +101,12 @@ describe('templates, secrets and rolling releases (standalone)', () => {
   };
 
   beforeAll(async () => {
-    server = startRunplane('templates-secrets', ['start'], { RUNPLANE_DATA_DIR: dataDir, RUNPLANE_API_KEY: ADMIN_KEY }, workDir);
+    server = startRunplane(
+      'templates-secrets',
+      ['start'],
+      { RUNPLANE_DATA_DIR: dataDir, RUNPLANE_API_KEY: ADMIN_KEY },
+      workDir,
+    );
     url = (await server.waitForReady(60_000)).url;
   }, 90_000);
 
@@ -87,10 +118,18 @@ describe('templates, secrets and rolling releases (standalone)', () => {
   it('a secret reaches the worker resolved, and its value is in no API response, no log line and no stored byte', async () => {
     const value = `e2e-secret-${randomBytes(12).toString('hex')}`;
     const name = `e2e_token_${randomBytes(3).toString('hex')}`;
-    const created = await gql(`mutation { secretCreate(input: {name: "${name}", value: "${value}", description: "e2e"}) { id name description } }`);
-    expect(created.body).toEqual({ data: { secretCreate: { id: expect.any(String), name, description: 'e2e' } } });
+    const created = await gql(
+      `mutation { secretCreate(input: {name: "${name}", value: "${value}", description: "e2e"}) { id name description } }`,
+    );
+    expect(created.body).toEqual({
+      data: { secretCreate: { id: expect.any(String), name, description: 'e2e' } },
+    });
 
-    const t = await template({ TOKEN: `{{ RUNPOD_SECRET_${name} }}`, TIGHT: `Bearer {{RUNPOD_SECRET_${name}}}`, PLAIN: 'plain' });
+    const t = await template({
+      TOKEN: `{{ RUNPOD_SECRET_${name} }}`,
+      TIGHT: `Bearer {{RUNPOD_SECRET_${name}}}`,
+      PLAIN: 'plain',
+    });
     expect(t.env.TOKEN).toBe(`{{ RUNPOD_SECRET_${name} }}`);
     const ep = await endpoint(t.id, 1);
     const out = await runJob(ep.id, { env: ['PLAIN'], env_sha256: ['TOKEN', 'TIGHT'] });
@@ -102,14 +141,20 @@ describe('templates, secrets and rolling releases (standalone)', () => {
     await call('GET', '/v1/templates');
     await call('GET', `/v1/endpoints/${ep.id}?includeTemplate=true&includeWorkers=true`);
     await call('GET', `/v2/${ep.id}/health`);
-    await gql(`{ myself { secrets { id name description createdAt updatedAt } podTemplates { id env { key value } } } podTemplate(id: "${t.id}") { env { key value } } }`);
+    await gql(
+      `{ myself { secrets { id name description createdAt updatedAt } podTemplates { id env { key value } } } podTemplate(id: "${t.id}") { env { key value } } }`,
+    );
     expect(responses.length).toBeGreaterThan(8);
     for (const res of responses) expect(res.text).not.toContain(value);
 
     // The unknown-secret case fails the start instead of running with the reference as its value.
     const bad = await template({ TOKEN: '{{ RUNPOD_SECRET_does_not_exist }}' });
     const badEp = await endpoint(bad.id, 1);
-    await eventually(async () => (await call('GET', `/v2/${badEp.id}/health`)).body?.workers?.throttled === 1, 'the failed start to back off (throttled)', 30_000);
+    await eventually(
+      async () => (await call('GET', `/v2/${badEp.id}/health`)).body?.workers?.throttled === 1,
+      'the failed start to back off (throttled)',
+      30_000,
+    );
     await call('DELETE', `/v1/endpoints/${badEp.id}`);
 
     // Stop the server so every write reaches the data dir, then search it byte for byte.
@@ -124,7 +169,12 @@ describe('templates, secrets and rolling releases (standalone)', () => {
     expect(fs.statSync(path.join(dataDir, 'master.key')).mode & 0o777).toBe(0o600);
 
     // Back up on the same data dir (same master key): the secret still resolves.
-    server = startRunplane('templates-secrets-2', ['start'], { RUNPLANE_DATA_DIR: dataDir, RUNPLANE_API_KEY: ADMIN_KEY }, workDir);
+    server = startRunplane(
+      'templates-secrets-2',
+      ['start'],
+      { RUNPLANE_DATA_DIR: dataDir, RUNPLANE_API_KEY: ADMIN_KEY },
+      workDir,
+    );
     url = (await server.waitForReady(60_000)).url;
     expect((await runJob(ep.id, { env_sha256: ['TOKEN'] })).TOKEN).toBe(sha(value));
   }, 150_000);
@@ -135,16 +185,31 @@ describe('templates, secrets and rolling releases (standalone)', () => {
     const ep = await endpoint(t.id, 2);
     // Both workers up (two jobs held at once need two workers).
     const both = [path.join(workDir, 'warm-a'), path.join(workDir, 'warm-b')];
-    const warm = await Promise.all(both.map(async (file) => {
-      const res = await call('POST', `/v2/${ep.id}/run`, { input: { wait_for_file: file, env: ['RUNPOD_POD_ID'] } });
-      return res.body.id as string;
-    }));
-    await eventually(async () => (await call('GET', `/v2/${ep.id}/health`)).body.jobs.inProgress === 2, 'two v1 workers busy');
+    const warm = await Promise.all(
+      both.map(async (file) => {
+        const res = await call('POST', `/v2/${ep.id}/run`, {
+          input: { wait_for_file: file, env: ['RUNPOD_POD_ID'] },
+        });
+        return res.body.id as string;
+      }),
+    );
+    await eventually(
+      async () => (await call('GET', `/v2/${ep.id}/health`)).body.jobs.inProgress === 2,
+      'two v1 workers busy',
+    );
     both.forEach((f) => fs.writeFileSync(f, ''));
-    for (const id of warm) await eventually(async () => (await call('GET', `/v2/${ep.id}/status/${id}`)).body.status === 'COMPLETED', 'warm-up jobs');
+    for (const id of warm)
+      await eventually(
+        async () => (await call('GET', `/v2/${ep.id}/status/${id}`)).body.status === 'COMPLETED',
+        'warm-up jobs',
+      );
 
     // A long job on one v1 worker; the other v1 worker is idle.
-    const long = (await call('POST', `/v2/${ep.id}/run`, { input: { wait_for_file: release, env: ['RELEASE', 'RUNPOD_POD_ID'] } })).body.id as string;
+    const long = (
+      await call('POST', `/v2/${ep.id}/run`, {
+        input: { wait_for_file: release, env: ['RELEASE', 'RUNPOD_POD_ID'] },
+      })
+    ).body.id as string;
     const running = await eventually(async () => {
       const s = (await call('GET', `/v2/${ep.id}/status/${long}`)).body;
       return s.status === 'IN_PROGRESS' && s;
@@ -152,7 +217,9 @@ describe('templates, secrets and rolling releases (standalone)', () => {
     const busyWorker = running.workerId as string;
 
     const before = (await call('GET', `/v1/endpoints/${ep.id}`)).body.version as number;
-    expect((await call('POST', `/v1/templates/${t.id}/update`, { env: { RELEASE: 'v2' } })).status).toBe(200);
+    expect(
+      (await call('POST', `/v1/templates/${t.id}/update`, { env: { RELEASE: 'v2' } })).status,
+    ).toBe(200);
     const after = (await call('GET', `/v1/endpoints/${ep.id}`)).body.version as number;
     expect(after).toBe(before + 1);
 
@@ -163,7 +230,10 @@ describe('templates, secrets and rolling releases (standalone)', () => {
       return output.RELEASE === 'v2' && output;
     }, 'a v2 worker');
     expect(fresh.RUNPOD_POD_ID).not.toBe(busyWorker);
-    expect((await call('GET', `/v2/${ep.id}/status/${long}`)).body).toMatchObject({ status: 'IN_PROGRESS', workerId: busyWorker });
+    expect((await call('GET', `/v2/${ep.id}/status/${long}`)).body).toMatchObject({
+      status: 'IN_PROGRESS',
+      workerId: busyWorker,
+    });
 
     // The busy worker finishes its job (never cancelled or requeued), then it is replaced too.
     fs.writeFileSync(release, '');
@@ -171,18 +241,48 @@ describe('templates, secrets and rolling releases (standalone)', () => {
       const s = (await call('GET', `/v2/${ep.id}/status/${long}`)).body;
       return ['COMPLETED', 'FAILED', 'CANCELLED', 'TIMED_OUT'].includes(s.status) && s;
     }, 'the long job to finish');
-    expect(done).toMatchObject({ status: 'COMPLETED', retries: 0, workerId: busyWorker, output: { RELEASE: 'v1', RUNPOD_POD_ID: busyWorker } });
-    await eventually(async () => {
-      // Two jobs held at once: both workers answer, and both must be v2 ones.
-      const gate = path.join(workDir, `gate-${randomBytes(4).toString('hex')}`);
-      const ids = await Promise.all([0, 1].map(async () => (await call('POST', `/v2/${ep.id}/run`, { input: { wait_for_file: gate, env: ['RELEASE', 'RUNPOD_POD_ID'] } })).body.id as string));
-      await eventually(async () => (await call('GET', `/v2/${ep.id}/health`)).body.jobs.inProgress === 2, 'both workers busy', 30_000);
-      fs.writeFileSync(gate, '');
-      const outs = await Promise.all(ids.map((id) => eventually(async () => {
-        const s = (await call('GET', `/v2/${ep.id}/status/${id}`)).body;
-        return s.status === 'COMPLETED' && s.output;
-      }, 'gate jobs', 30_000)));
-      return outs.every((o) => o.RELEASE === 'v2' && o.RUNPOD_POD_ID !== busyWorker);
-    }, 'every worker of the endpoint on v2', 90_000);
+    expect(done).toMatchObject({
+      status: 'COMPLETED',
+      retries: 0,
+      workerId: busyWorker,
+      output: { RELEASE: 'v1', RUNPOD_POD_ID: busyWorker },
+    });
+    await eventually(
+      async () => {
+        // Two jobs held at once: both workers answer, and both must be v2 ones.
+        const gate = path.join(workDir, `gate-${randomBytes(4).toString('hex')}`);
+        const ids = await Promise.all(
+          [0, 1].map(
+            async () =>
+              (
+                await call('POST', `/v2/${ep.id}/run`, {
+                  input: { wait_for_file: gate, env: ['RELEASE', 'RUNPOD_POD_ID'] },
+                })
+              ).body.id as string,
+          ),
+        );
+        await eventually(
+          async () => (await call('GET', `/v2/${ep.id}/health`)).body.jobs.inProgress === 2,
+          'both workers busy',
+          30_000,
+        );
+        fs.writeFileSync(gate, '');
+        const outs = await Promise.all(
+          ids.map((id) =>
+            eventually(
+              async () => {
+                const s = (await call('GET', `/v2/${ep.id}/status/${id}`)).body;
+                return s.status === 'COMPLETED' && s.output;
+              },
+              'gate jobs',
+              30_000,
+            ),
+          ),
+        );
+        return outs.every((o) => o.RELEASE === 'v2' && o.RUNPOD_POD_ID !== busyWorker);
+      },
+      'every worker of the endpoint on v2',
+      90_000,
+    );
   }, 180_000);
 });

@@ -5,12 +5,27 @@ import { ConfigError, loadConfig } from '../src/config/runplane-config.js';
 describe('loadConfig', () => {
   it('applies the documented defaults', () => {
     const c = loadConfig({});
-    expect([c.PORT, c.HOST, c.RUNPLANE_DATA_DIR, c.RUNPLANE_MIGRATE_ON_START, c.LOG_LEVEL, c.RUNPLANE_BUS_NAMESPACE]).toEqual([undefined, '0.0.0.0', './.runplane', true, 'info', 'runplane']);
+    expect([
+      c.PORT,
+      c.HOST,
+      c.RUNPLANE_DATA_DIR,
+      c.RUNPLANE_MIGRATE_ON_START,
+      c.LOG_LEVEL,
+      c.RUNPLANE_BUS_NAMESPACE,
+    ]).toEqual([undefined, '0.0.0.0', './.runplane', true, 'info', 'runplane']);
   });
 
   it('converts numbers and booleans from strings', () => {
-    const c = loadConfig({ PORT: '9000', RUNPLANE_MIGRATE_ON_START: 'false', RUNPLANE_LOG_REQUESTS: '1' });
-    expect([c.PORT, c.RUNPLANE_MIGRATE_ON_START, c.RUNPLANE_LOG_REQUESTS]).toEqual([9000, false, true]);
+    const c = loadConfig({
+      PORT: '9000',
+      RUNPLANE_MIGRATE_ON_START: 'false',
+      RUNPLANE_LOG_REQUESTS: '1',
+    });
+    expect([c.PORT, c.RUNPLANE_MIGRATE_ON_START, c.RUNPLANE_LOG_REQUESTS]).toEqual([
+      9000,
+      false,
+      true,
+    ]);
   });
 
   it('lists every problem at once, naming the variable and the value', () => {

@@ -22,8 +22,13 @@ describe('toRunplaneError (contract §2)', () => {
   });
 
   it('maps Nest HTTP exceptions and names unknown routes', () => {
-    expect(toRunplaneError(new BadRequestException('bad')).error.toBody()).toMatchObject({ status: 400, error: 'bad' });
-    expect(toRunplaneError(new NotFoundException('Cannot GET /x')).error.message).toBe('no route GET /x');
+    expect(toRunplaneError(new BadRequestException('bad')).error.toBody()).toMatchObject({
+      status: 400,
+      error: 'bad',
+    });
+    expect(toRunplaneError(new NotFoundException('Cannot GET /x')).error.message).toBe(
+      'no route GET /x',
+    );
   });
 
   it('hides the message of unexpected errors', () => {
@@ -37,6 +42,8 @@ describe('toRunplaneError (contract §2)', () => {
 describe('flattenValidationErrors', () => {
   it('gives dotted paths for nested fields', () => {
     const errors = validateSync(plainToInstance(JobRequestDto, { input: {}, policy: { ttl: 1 } }));
-    expect(flattenValidationErrors(errors)).toEqual([{ path: 'policy.ttl', message: expect.stringContaining('policy.ttl') }]);
+    expect(flattenValidationErrors(errors)).toEqual([
+      { path: 'policy.ttl', message: expect.stringContaining('policy.ttl') },
+    ]);
   });
 });

@@ -17,13 +17,34 @@ const KIND = { INTERNAL: 1, SERVER: 2, CLIENT: 3 } as const;
 
 // ---- a minimal OTLP/HTTP receiver -----------------------------------------------------------
 
-interface OtlpValue { stringValue?: string; intValue?: string | number; boolValue?: boolean; doubleValue?: number }
-interface OtlpAttribute { key: string; value: OtlpValue }
-interface OtlpSpan { traceId: string; spanId: string; parentSpanId?: string; name: string; kind: number; attributes?: OtlpAttribute[] }
-interface OtlpExport {
-  resourceSpans: Array<{ resource?: { attributes?: OtlpAttribute[] }; scopeSpans: Array<{ scope?: { name: string }; spans: OtlpSpan[] }> }>;
+interface OtlpValue {
+  stringValue?: string;
+  intValue?: string | number;
+  boolValue?: boolean;
+  doubleValue?: number;
 }
-interface Span extends OtlpSpan { scope: string; service?: string }
+interface OtlpAttribute {
+  key: string;
+  value: OtlpValue;
+}
+interface OtlpSpan {
+  traceId: string;
+  spanId: string;
+  parentSpanId?: string;
+  name: string;
+  kind: number;
+  attributes?: OtlpAttribute[];
+}
+interface OtlpExport {
+  resourceSpans: Array<{
+    resource?: { attributes?: OtlpAttribute[] };
+    scopeSpans: Array<{ scope?: { name: string }; spans: OtlpSpan[] }>;
+  }>;
+}
+interface Span extends OtlpSpan {
+  scope: string;
+  service?: string;
+}
 
 interface Receiver {
   url: string;
@@ -38,7 +59,12 @@ async function startReceiver(): Promise<Receiver> {
     const chunks: Buffer[] = [];
     req.on('data', (c: Buffer) => chunks.push(c));
     req.on('end', () => {
-      requests.push({ method: req.method ?? '', path: (req.url ?? '').split('?')[0], contentType: req.headers['content-type'], body: Buffer.concat(chunks).toString('utf8') });
+      requests.push({
+        method: req.method ?? '',
+        path: (req.url ?? '').split('?')[0],
+        contentType: req.headers['content-type'],
+        body: Buffer.concat(chunks).toString('utf8'),
+      });
       res.writeHead(200, { 'content-type': 'application/json' }).end('{}');
     });
   });
@@ -47,21 +73,42 @@ async function startReceiver(): Promise<Receiver> {
   return {
     url: `http://127.0.0.1:${port}`,
     requests,
-    spans: () => requests.filter((r) => r.method === 'POST' && r.path === '/v1/traces').flatMap((r) => {
-      expect(r.contentType).toMatch(/json/); // OTEL_EXPORTER_OTLP_PROTOCOL=http/json
-      const body = JSON.parse(r.body) as OtlpExport;
-      return body.resourceSpans.flatMap((rs) => {
-        const service = attr(rs.resource?.attributes, 'service.name');
-        return rs.scopeSpans.flatMap((ss) => ss.spans.map((s) => ({ ...s, scope: ss.scope?.name ?? '', service: typeof service === 'string' ? service : undefined })));
-      });
-    }),
-    close: () => new Promise<void>((resolve) => { server.closeAllConnections(); server.close(() => resolve()); }),
+    spans: () =>
+      requests
+        .filter((r) => r.method === 'POST' && r.path === '/v1/traces')
+        .flatMap((r) => {
+          expect(r.contentType).toMatch(/json/); // OTEL_EXPORTER_OTLP_PROTOCOL=http/json
+          const body = JSON.parse(r.body) as OtlpExport;
+          return body.resourceSpans.flatMap((rs) => {
+            const service = attr(rs.resource?.attributes, 'service.name');
+            return rs.scopeSpans.flatMap((ss) =>
+              ss.spans.map((s) => ({
+                ...s,
+                scope: ss.scope?.name ?? '',
+                service: typeof service === 'string' ? service : undefined,
+              })),
+            );
+          });
+        }),
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.closeAllConnections();
+        server.close(() => resolve());
+      }),
   };
 }
 
-function attr(attributes: OtlpAttribute[] | undefined, key: string): string | number | boolean | undefined {
+function attr(
+  attributes: OtlpAttribute[] | undefined,
+  key: string,
+): string | number | boolean | undefined {
   const v = attributes?.find((a) => a.key === key)?.value;
-  return v?.stringValue ?? (v?.intValue !== undefined ? Number(v.intValue) : undefined) ?? v?.boolValue ?? v?.doubleValue;
+  return (
+    v?.stringValue ??
+    (v?.intValue !== undefined ? Number(v.intValue) : undefined) ??
+    v?.boolValue ??
+    v?.doubleValue
+  );
 }
 
 // ---- the server as a child process ----------------------------------------------------------
@@ -92,11 +139,23 @@ process.on('exit', () => {
 });
 `;
 
-interface ProbeReport { sdkLoaded: boolean; hookLibLoaded: boolean; apiGlobals: string[]; handle: boolean }
+interface ProbeReport {
+  sdkLoaded: boolean;
+  hookLibLoaded: boolean;
+  apiGlobals: string[];
+  handle: boolean;
+}
 interface Scenario {
-  exitCode: number | null; signal: NodeJS.Signals | null; submitStatus: number; submitBody: unknown; probe: ProbeReport; receiver: Receiver; output: string;
+  exitCode: number | null;
+  signal: NodeJS.Signals | null;
+  submitStatus: number;
+  submitBody: unknown;
+  probe: ProbeReport;
+  receiver: Receiver;
+  output: string;
   /** What must never appear in a span: the API key (sent as ?api_key= too) and a secret's value. */
-  confidential: string[]; secretStatus: number;
+  confidential: string[];
+  secretStatus: number;
 }
 
 const dirs: string[] = [];
@@ -116,37 +175,68 @@ async function runScenario(otel: Record<string, string>): Promise<Scenario> {
     if (!/^(OTEL_|RUNPLANE_|DATABASE_URL|NATS_URL$|PORT$|HOST$|LOG_LEVEL$)/.test(k)) env[k] = v;
   }
   Object.assign(env, {
-    PORT: String(port), HOST: '127.0.0.1', RUNPLANE_API_KEY: apiKey, RUNPLANE_DATA_DIR: path.join(dir, 'data'), LOG_LEVEL: 'warn',
-    ...Object.fromEntries(Object.entries(otel).map(([k, v]) => [k, v.replace('{receiver}', receiver.url)])),
+    PORT: String(port),
+    HOST: '127.0.0.1',
+    RUNPLANE_API_KEY: apiKey,
+    RUNPLANE_DATA_DIR: path.join(dir, 'data'),
+    LOG_LEVEL: 'warn',
+    ...Object.fromEntries(
+      Object.entries(otel).map(([k, v]) => [k, v.replace('{receiver}', receiver.url)]),
+    ),
   });
 
-  const child = spawn(process.execPath, ['--import', probeFile, CLI, 'start'], { cwd: ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(process.execPath, ['--import', probeFile, CLI, 'start'], {
+    cwd: ROOT,
+    env,
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
   let output = '';
-  child.stdout.on('data', (c: Buffer) => { output += c.toString(); });
-  child.stderr.on('data', (c: Buffer) => { output += c.toString(); });
-  const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) => child.once('close', (code: number | null, signal: NodeJS.Signals | null) => resolve({ code, signal })));
+  child.stdout.on('data', (c: Buffer) => {
+    output += c.toString();
+  });
+  child.stderr.on('data', (c: Buffer) => {
+    output += c.toString();
+  });
+  const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) =>
+    child.once('close', (code: number | null, signal: NodeJS.Signals | null) =>
+      resolve({ code, signal }),
+    ),
+  );
   let done = false;
-  void exited.then(() => { done = true; });
+  void exited.then(() => {
+    done = true;
+  });
 
   try {
     const base = `http://127.0.0.1:${port}`;
     const deadline = Date.now() + 120_000; // generous: a loaded CI machine starts slowly
     for (;;) {
-      if (done) throw new Error(`server exited before it was ready (${JSON.stringify(await exited)}):\n${output}`);
+      if (done)
+        throw new Error(
+          `server exited before it was ready (${JSON.stringify(await exited)}):\n${output}`,
+        );
       if (Date.now() > deadline) throw new Error(`server not ready within 120 s:\n${output}`);
-      const ready = await fetch(`${base}/readyz`).then((r) => r.status === 200, () => false);
+      const ready = await fetch(`${base}/readyz`).then(
+        (r) => r.status === 200,
+        () => false,
+      );
       if (ready) break;
       await new Promise((r) => setTimeout(r, 100));
     }
     const res = await fetch(`${base}/v2/test-ep/run`, {
-      method: 'POST', headers: { authorization: `Bearer ${apiKey}`, 'content-type': 'application/json' }, body: JSON.stringify({ input: { x: 1 } }),
+      method: 'POST',
+      headers: { authorization: `Bearer ${apiKey}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ input: { x: 1 } }),
     });
     const submitBody: unknown = await res.json();
     // A GraphQL call with the key in the query string, creating a secret.
     const secretValue = `otel-secret-${randomBytes(12).toString('hex')}`;
     const secret = await fetch(`${base}/graphql?api_key=${apiKey}`, {
-      method: 'POST', headers: { 'content-type': 'application/json' },
-      body: JSON.stringify({ query: `mutation { secretCreate(input: {name: "otel_${randomBytes(3).toString('hex')}", value: "${secretValue}"}) { id } }` }),
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({
+        query: `mutation { secretCreate(input: {name: "otel_${randomBytes(3).toString('hex')}", value: "${secretValue}"}) { id } }`,
+      }),
     });
     await secret.text();
 
@@ -157,8 +247,15 @@ async function runScenario(otel: Record<string, string>): Promise<Scenario> {
     const line = output.split('\n').find((l) => l.startsWith('OTEL-PROBE '));
     if (!line) throw new Error(`no probe report from the server:\n${output}`);
     return {
-      exitCode: code, signal, submitStatus: res.status, submitBody, probe: JSON.parse(line.slice('OTEL-PROBE '.length)) as ProbeReport, receiver, output,
-      confidential: [apiKey, secretValue], secretStatus: secret.status,
+      exitCode: code,
+      signal,
+      submitStatus: res.status,
+      submitBody,
+      probe: JSON.parse(line.slice('OTEL-PROBE '.length)) as ProbeReport,
+      receiver,
+      output,
+      confidential: [apiKey, secretValue],
+      secretStatus: secret.status,
     };
   } catch (err) {
     if (!done) child.kill('SIGKILL');
@@ -168,7 +265,11 @@ async function runScenario(otel: Record<string, string>): Promise<Scenario> {
 }
 
 type Settled<T> = { ok: true; value: T } | { ok: false; error: unknown };
-const settle = <T>(p: Promise<T>): Promise<Settled<T>> => p.then((value) => ({ ok: true as const, value }), (error: unknown) => ({ ok: false as const, error }));
+const settle = <T>(p: Promise<T>): Promise<Settled<T>> =>
+  p.then(
+    (value) => ({ ok: true as const, value }),
+    (error: unknown) => ({ ok: false as const, error }),
+  );
 async function outcome<T>(p: Promise<Settled<T>>): Promise<T> {
   const r = await p;
   if (!r.ok) throw r.error;
@@ -181,8 +282,13 @@ async function outcome<T>(p: Promise<Settled<T>>): Promise<T> {
  * went HTTP → queue-api → bus → scheduler → database, which is what the trace must show.
  */
 function expectSubmitHandled(s: Scenario): void {
-  if (s.submitStatus === 200) expect(s.submitBody).toEqual(expect.objectContaining({ status: 'IN_QUEUE' }));
-  else expect({ status: s.submitStatus, body: s.submitBody }).toEqual({ status: 404, body: expect.objectContaining({ code: 'ENDPOINT_NOT_FOUND' }) });
+  if (s.submitStatus === 200)
+    expect(s.submitBody).toEqual(expect.objectContaining({ status: 'IN_QUEUE' }));
+  else
+    expect({ status: s.submitStatus, body: s.submitBody }).toEqual({
+      status: 404,
+      body: expect.objectContaining({ code: 'ENDPOINT_NOT_FOUND' }),
+    });
 }
 
 /** The trace of one POST /v2/{id}/run, from its bus client span for the scheduler's jobs.submit. */
@@ -191,22 +297,41 @@ function assertTrace(trace: Span[], client: Span): void {
   const parentOf = (x: Span) => (x.parentSpanId ? byId.get(x.parentSpanId) : undefined);
 
   // HTTP server span (instrumentation-http), the root, renamed with the route by the interceptor.
-  const httpSpan = trace.find((x) => x.kind === KIND.SERVER && x.scope === '@opentelemetry/instrumentation-http');
-  expect({ name: httpSpan?.name, parent: httpSpan?.parentSpanId || undefined, route: attr(httpSpan?.attributes, 'http.route') })
-    .toEqual({ name: 'POST /v2/:endpointId/run', parent: undefined, route: '/v2/:endpointId/run' });
+  const httpSpan = trace.find(
+    (x) => x.kind === KIND.SERVER && x.scope === '@opentelemetry/instrumentation-http',
+  );
+  expect({
+    name: httpSpan?.name,
+    parent: httpSpan?.parentSpanId || undefined,
+    route: attr(httpSpan?.attributes, 'http.route'),
+  }).toEqual({ name: 'POST /v2/:endpointId/run', parent: undefined, route: '/v2/:endpointId/run' });
 
   // Nest handler span under it, and the bus client span under the handler.
   const handler = trace.find((x) => x.name === 'QueueController.run');
-  expect(handler && { kind: handler.kind, parent: handler.parentSpanId, route: attr(handler.attributes, 'http.route') })
-    .toEqual({ kind: KIND.INTERNAL, parent: httpSpan!.spanId, route: '/v2/:endpointId/run' });
+  expect(
+    handler && {
+      kind: handler.kind,
+      parent: handler.parentSpanId,
+      route: attr(handler.attributes, 'http.route'),
+    },
+  ).toEqual({ kind: KIND.INTERNAL, parent: httpSpan!.spanId, route: '/v2/:endpointId/run' });
   expect(client.parentSpanId).toBe(handler!.spanId);
 
   // The scheduler's bus server span answering it, then its Nest handler span.
-  const busServer = trace.find((x) => x.kind === KIND.SERVER && x.scope === '@runplane/bus' && attr(x.attributes, 'messaging.destination.name') === SUBMIT);
+  const busServer = trace.find(
+    (x) =>
+      x.kind === KIND.SERVER &&
+      x.scope === '@runplane/bus' &&
+      attr(x.attributes, 'messaging.destination.name') === SUBMIT,
+  );
   expect(busServer?.parentSpanId).toBe(client.spanId);
   const schedulerHandler = trace.find((x) => x.name === 'JobsBusController.submit');
-  expect(schedulerHandler && { parent: schedulerHandler.parentSpanId, subject: attr(schedulerHandler.attributes, 'messaging.destination.name') })
-    .toEqual({ parent: busServer!.spanId, subject: SUBMIT });
+  expect(
+    schedulerHandler && {
+      parent: schedulerHandler.parentSpanId,
+      subject: attr(schedulerHandler.attributes, 'messaging.destination.name'),
+    },
+  ).toEqual({ parent: busServer!.spanId, subject: SUBMIT });
 
   // Prisma spans (operation, SQL queries) below the scheduler's handling of the message.
   const underBusServer = (x: Span) => {
@@ -214,8 +339,12 @@ function assertTrace(trace: Span[], client: Span): void {
     return false;
   };
   const prisma = trace.filter((x) => x.name.startsWith('prisma:') && underBusServer(x));
-  expect(prisma.map((x) => x.name)).toEqual(expect.arrayContaining(['prisma:client:operation', 'prisma:client:db_query']));
-  expect(prisma.find((x) => x.name === 'prisma:client:operation')?.parentSpanId).toBe(schedulerHandler!.spanId);
+  expect(prisma.map((x) => x.name)).toEqual(
+    expect.arrayContaining(['prisma:client:operation', 'prisma:client:db_query']),
+  );
+  expect(prisma.find((x) => x.name === 'prisma:client:operation')?.parentSpanId).toBe(
+    schedulerHandler!.spanId,
+  );
 }
 
 // ---- the tests ------------------------------------------------------------------------------
@@ -227,14 +356,19 @@ describe('OpenTelemetry tracing (standalone server)', () => {
 
   beforeAll(() => {
     for (const f of ['packages/cli/dist/main.js', 'packages/platform/dist/telemetry/register.js']) {
-      if (!fs.existsSync(path.join(ROOT, f))) throw new Error(`${f} is missing: build first (cd ${ROOT} && npx turbo run build)`);
+      if (!fs.existsSync(path.join(ROOT, f)))
+        throw new Error(`${f} is missing: build first (cd ${ROOT} && npx turbo run build)`);
     }
-    traced = settle(runScenario({
-      OTEL_EXPORTER_OTLP_ENDPOINT: '{receiver}',
-      OTEL_EXPORTER_OTLP_PROTOCOL: 'http/json',
-      OTEL_BSP_SCHEDULE_DELAY: '200',
-    }));
-    untraced = settle(runScenario({ OTEL_EXPORTER_OTLP_PROTOCOL: 'http/json', OTEL_BSP_SCHEDULE_DELAY: '200' }));
+    traced = settle(
+      runScenario({
+        OTEL_EXPORTER_OTLP_ENDPOINT: '{receiver}',
+        OTEL_EXPORTER_OTLP_PROTOCOL: 'http/json',
+        OTEL_BSP_SCHEDULE_DELAY: '200',
+      }),
+    );
+    untraced = settle(
+      runScenario({ OTEL_EXPORTER_OTLP_PROTOCOL: 'http/json', OTEL_BSP_SCHEDULE_DELAY: '200' }),
+    );
   });
 
   afterAll(async () => {
@@ -249,29 +383,49 @@ describe('OpenTelemetry tracing (standalone server)', () => {
     const s = await outcome(traced);
     expectSubmitHandled(s);
     expect({ code: s.exitCode, signal: s.signal }).toEqual({ code: 0, signal: null });
-    expect(s.probe).toEqual({ sdkLoaded: true, hookLibLoaded: true, apiGlobals: ['trace', 'context', 'propagation'], handle: true });
+    expect(s.probe).toEqual({
+      sdkLoaded: true,
+      hookLibLoaded: true,
+      apiGlobals: ['trace', 'context', 'propagation'],
+      handle: true,
+    });
 
     const spans = s.receiver.spans();
     expect(spans.length).toBeGreaterThan(0);
     expect(new Set(spans.map((x) => x.service))).toEqual(new Set(['runplane']));
     // Health probes are not traced (the test polled /readyz until the server was ready).
-    expect(spans.filter((x) => x.attributes?.some((a) => String(a.value.stringValue ?? '').includes('/readyz')))).toEqual([]);
+    expect(
+      spans.filter((x) =>
+        x.attributes?.some((a) => String(a.value.stringValue ?? '').includes('/readyz')),
+      ),
+    ).toEqual([]);
 
     // Neither the API key (also sent as ?api_key=) nor a secret's value is in any exported span.
     expect(s.secretStatus).toBe(200);
     expect(spans.some((x) => attr(x.attributes, 'url.query') === 'api_key=REDACTED')).toBe(true);
-    for (const r of s.receiver.requests) for (const c of s.confidential) expect(r.body.includes(c)).toBe(false);
+    for (const r of s.receiver.requests)
+      for (const c of s.confidential) expect(r.body.includes(c)).toBe(false);
 
-    const describeTrace = (traceId: string) => spans.filter((x) => x.traceId === traceId).map((x) => `${x.kind} ${x.scope} ${x.name} ${x.spanId}<-${x.parentSpanId ?? '-'}`).join('\n');
+    const describeTrace = (traceId: string) =>
+      spans
+        .filter((x) => x.traceId === traceId)
+        .map((x) => `${x.kind} ${x.scope} ${x.name} ${x.spanId}<-${x.parentSpanId ?? '-'}`)
+        .join('\n');
 
     // The bus client span of the scheduler call names the trace.
-    const client = spans.find((x) => x.kind === KIND.CLIENT && attr(x.attributes, 'messaging.destination.name') === SUBMIT);
-    if (!client) throw new Error(`no client span for ${SUBMIT}; spans:\n${spans.map((x) => x.name).join('\n')}`);
+    const client = spans.find(
+      (x) => x.kind === KIND.CLIENT && attr(x.attributes, 'messaging.destination.name') === SUBMIT,
+    );
+    if (!client)
+      throw new Error(
+        `no client span for ${SUBMIT}; spans:\n${spans.map((x) => x.name).join('\n')}`,
+      );
     const trace = spans.filter((x) => x.traceId === client.traceId);
     try {
       assertTrace(trace, client);
     } catch (err) {
-      (err as Error).message += `\n\nthe trace (kind scope name id<-parent):\n${describeTrace(client.traceId)}`;
+      (err as Error).message +=
+        `\n\nthe trace (kind scope name id<-parent):\n${describeTrace(client.traceId)}`;
       throw err;
     }
   }, 180_000);
@@ -280,7 +434,12 @@ describe('OpenTelemetry tracing (standalone server)', () => {
     const s = await outcome(untraced);
     expectSubmitHandled(s);
     expect({ code: s.exitCode, signal: s.signal }).toEqual({ code: 0, signal: null });
-    expect(s.probe).toEqual({ sdkLoaded: false, hookLibLoaded: false, apiGlobals: [], handle: false });
+    expect(s.probe).toEqual({
+      sdkLoaded: false,
+      hookLibLoaded: false,
+      apiGlobals: [],
+      handle: false,
+    });
     expect(s.receiver.requests).toEqual([]);
   }, 180_000);
 });

@@ -7,14 +7,18 @@ import path from 'node:path';
 export const SKIP_DIR = path.join(os.tmpdir(), 'runplane-test-skips');
 
 export const NATS_URL = process.env.NATS_URL ?? 'nats://127.0.0.1:4222';
-export const POSTGRES_URL = process.env.DATABASE_URL ?? 'postgresql://postgres@127.0.0.1:5432/postgres';
+export const POSTGRES_URL =
+  process.env.DATABASE_URL ?? 'postgresql://postgres@127.0.0.1:5432/postgres';
 
 /** True when a TCP connection to the URL's host and port opens within `timeoutMs`. */
 export function reachable(url: string, defaultPort: number, timeoutMs = 1500): Promise<boolean> {
   const u = new URL(url);
   return new Promise((resolve) => {
     const socket = net.connect({ host: u.hostname, port: Number(u.port) || defaultPort });
-    const done = (ok: boolean) => { socket.destroy(); resolve(ok); };
+    const done = (ok: boolean) => {
+      socket.destroy();
+      resolve(ok);
+    };
     socket.setTimeout(timeoutMs, () => done(false));
     socket.once('connect', () => done(true));
     socket.once('error', () => done(false));
@@ -26,12 +30,16 @@ export function reachable(url: string, defaultPort: number, timeoutMs = 1500): P
  * reachable the suite is skipped and says so loudly (and is listed again at the end of
  * `npm test`); with RUNPLANE_REQUIRE_INTEGRATION=1 (set by CI) it fails instead.
  */
-export async function requireService(service: 'nats' | 'postgres', suite: string): Promise<boolean> {
+export async function requireService(
+  service: 'nats' | 'postgres',
+  suite: string,
+): Promise<boolean> {
   const url = service === 'nats' ? NATS_URL : POSTGRES_URL;
   const ok = await reachable(url, service === 'nats' ? 4222 : 5432);
   if (ok) return true;
   const why = `${suite}: ${service} at ${redact(url)} is not reachable`;
-  if (process.env.RUNPLANE_REQUIRE_INTEGRATION === '1') throw new Error(`${why} (RUNPLANE_REQUIRE_INTEGRATION=1)`);
+  if (process.env.RUNPLANE_REQUIRE_INTEGRATION === '1')
+    throw new Error(`${why} (RUNPLANE_REQUIRE_INTEGRATION=1)`);
   fs.mkdirSync(SKIP_DIR, { recursive: true });
   fs.appendFileSync(path.join(SKIP_DIR, `${process.pid}.txt`), `${why}\n`);
   process.stderr.write(`\n!!! SKIPPED integration suite — ${why}\n\n`);

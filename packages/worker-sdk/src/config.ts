@@ -28,8 +28,11 @@ export function readWorkerConfig(env: Record<string, string | undefined>): Worke
   const podId = env.RUNPOD_POD_ID ?? '';
   const workerId = podId || randomUUID();
   const apiKey = env.RUNPOD_AI_API_KEY ?? '';
-  const withPodId = (url: string | undefined) => (url ? url.replaceAll('$RUNPOD_POD_ID', workerId) : undefined);
-  const jobTakeUrl = env.RUNPOD_WEBHOOK_GET_JOB ? env.RUNPOD_WEBHOOK_GET_JOB.replaceAll('$ID', workerId) : undefined;
+  const withPodId = (url: string | undefined) =>
+    url ? url.replaceAll('$RUNPOD_POD_ID', workerId) : undefined;
+  const jobTakeUrl = env.RUNPOD_WEBHOOK_GET_JOB
+    ? env.RUNPOD_WEBHOOK_GET_JOB.replaceAll('$ID', workerId)
+    : undefined;
   const pingUrl = withPodId(env.RUNPOD_WEBHOOK_PING);
   return {
     workerId,
@@ -37,7 +40,9 @@ export function readWorkerConfig(env: Record<string, string | undefined>): Worke
     jobTakeUrl,
     jobDoneUrl: withPodId(env.RUNPOD_WEBHOOK_POST_OUTPUT),
     jobStreamUrl: withPodId(env.RUNPOD_WEBHOOK_POST_STREAM),
-    jobStopUrl: jobTakeUrl?.includes('/job-take/') ? jobTakeUrl.replaceAll('/job-take/', '/job-stop/') : undefined,
+    jobStopUrl: jobTakeUrl?.includes('/job-take/')
+      ? jobTakeUrl.replaceAll('/job-take/', '/job-stop/')
+      : undefined,
     pingUrl: apiKey && podId ? pingUrl : undefined,
     pingIntervalMs: pingInterval(env.RUNPOD_PING_INTERVAL),
   };
@@ -62,7 +67,11 @@ export function jobTakeUrl(config: WorkerConfig, count: number, jobInProgress: b
 }
 
 /** Results and progress go to job-done; `isStream` is true only for a streaming handler's final post. */
-export function jobDoneUrl(config: WorkerConfig, jobId: string, isStream: boolean): string | undefined {
+export function jobDoneUrl(
+  config: WorkerConfig,
+  jobId: string,
+  isStream: boolean,
+): string | undefined {
   return config.jobDoneUrl && `${config.jobDoneUrl.replaceAll('$ID', jobId)}&isStream=${isStream}`;
 }
 
@@ -72,9 +81,16 @@ export function jobStreamUrl(config: WorkerConfig, jobId: string): string | unde
 }
 
 /** `job_id` lists the jobs in progress (omitted when none), then `runpod_version`. */
-export function pingUrl(config: WorkerConfig, jobIds: string[], version: string): string | undefined {
+export function pingUrl(
+  config: WorkerConfig,
+  jobIds: string[],
+  version: string,
+): string | undefined {
   if (!config.pingUrl) return undefined;
-  const params = [...(jobIds.length ? [`job_id=${encodeURIComponent(jobIds.join(','))}`] : []), `runpod_version=${encodeURIComponent(version)}`];
+  const params = [
+    ...(jobIds.length ? [`job_id=${encodeURIComponent(jobIds.join(','))}`] : []),
+    `runpod_version=${encodeURIComponent(version)}`,
+  ];
   // requests merges params into an existing query string, or starts one.
   return `${config.pingUrl}${config.pingUrl.includes('?') ? '&' : '?'}${params.join('&')}`;
 }

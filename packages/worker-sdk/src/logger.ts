@@ -14,14 +14,20 @@ type Level = (typeof LEVELS)[number];
  * `RUNPOD_ENDPOINT_ID` set (a deployed worker) each line is a JSON object
  * `{"requestId", "message", "level"}`, as runpod-python writes them.
  */
-export function createLogger(env: Record<string, string | undefined>, write: (line: string) => void = (l) => process.stderr.write(l)): Logger {
+export function createLogger(
+  env: Record<string, string | undefined>,
+  write: (line: string) => void = (l) => process.stderr.write(l),
+): Logger {
   const wanted = (env.RUNPOD_LOG_LEVEL || env.RUNPOD_DEBUG_LEVEL || 'INFO').toUpperCase();
   const threshold = Math.max(0, LEVELS.indexOf((wanted === 'WARNING' ? 'WARN' : wanted) as Level));
   const json = Boolean(env.RUNPOD_ENDPOINT_ID);
   const log = (level: Level) => (message: string, jobId?: string) => {
     if (LEVELS.indexOf(level) < threshold) return;
     if (json) write(JSON.stringify({ requestId: jobId ?? null, message, level }) + '\n');
-    else write(`${new Date().toISOString()} ${level.padEnd(5)} ${jobId ? `[${jobId}] ` : ''}${message}\n`);
+    else
+      write(
+        `${new Date().toISOString()} ${level.padEnd(5)} ${jobId ? `[${jobId}] ` : ''}${message}\n`,
+      );
   };
   return { debug: log('DEBUG'), info: log('INFO'), warn: log('WARN'), error: log('ERROR') };
 }

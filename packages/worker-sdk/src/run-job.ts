@@ -23,7 +23,12 @@ class Stopped extends Error {}
  * Runs the handler for one job and turns what it did into the job-done body exactly as
  * runpod-python does (reference §1.5). Never throws: handler errors become `{error}`.
  */
-export async function runJob(handler: Handler, job: Job, context: JobContext, options: RunJobOptions): Promise<JobOutcome | null> {
+export async function runJob(
+  handler: Handler,
+  job: Job,
+  context: JobContext,
+  options: RunJobOptions,
+): Promise<JobOutcome | null> {
   try {
     let result = handler(job, context);
     if (!isStreamable(result)) result = await untilStopped(Promise.resolve(result), context.signal);
@@ -54,8 +59,15 @@ export function shapeResult(value: unknown): JobDoneBody {
  * throw, ends the stream and fails the job. Final body `{output: []}` (or all items with
  * `returnAggregateStream`), posted with `isStream=true`.
  */
-async function stream(items: AsyncIterable<unknown> | Iterable<unknown>, signal: AbortSignal, options: RunJobOptions): Promise<JobOutcome | null> {
-  const iterator = Symbol.asyncIterator in items ? items[Symbol.asyncIterator]() : (items as Iterable<unknown>)[Symbol.iterator]();
+async function stream(
+  items: AsyncIterable<unknown> | Iterable<unknown>,
+  signal: AbortSignal,
+  options: RunJobOptions,
+): Promise<JobOutcome | null> {
+  const iterator =
+    Symbol.asyncIterator in items
+      ? items[Symbol.asyncIterator]()
+      : (items as Iterable<unknown>)[Symbol.iterator]();
   const aggregate: unknown[] = [];
   let finished = false;
   try {
@@ -66,7 +78,8 @@ async function stream(items: AsyncIterable<unknown> | Iterable<unknown>, signal:
         break;
       }
       const item = next.value;
-      if (isPlainObject(item) && item.error) return { body: { error: errorText(item.error) }, isStream: true };
+      if (isPlainObject(item) && item.error)
+        return { body: { error: errorText(item.error) }, isStream: true };
       if (options.returnAggregateStream) aggregate.push(item);
       await options.emit({ output: item });
       if (signal.aborted) return null;
@@ -75,7 +88,10 @@ async function stream(items: AsyncIterable<unknown> | Iterable<unknown>, signal:
     if (err instanceof Stopped || signal.aborted) return null;
     const e = err instanceof Error ? err : new Error(String(err));
     finished = true;
-    return { body: { error: `handler: ${e.message} \ntraceback: ${e.stack ?? ''}` }, isStream: true };
+    return {
+      body: { error: `handler: ${e.message} \ntraceback: ${e.stack ?? ''}` },
+      isStream: true,
+    };
   } finally {
     // Stopped or ended early: let the generator run its finally blocks.
     if (!finished) void Promise.resolve(iterator.return?.()).catch(() => undefined);
@@ -107,7 +123,9 @@ function errorText(error: unknown): string {
 export function isStreamable(value: unknown): value is AsyncIterable<unknown> | Generator<unknown> {
   if (typeof value !== 'object' || value === null) return false;
   // Arrays and strings are outputs, not streams: only async iterables and generator objects stream.
-  return Symbol.asyncIterator in value || Object.prototype.toString.call(value) === '[object Generator]';
+  return (
+    Symbol.asyncIterator in value || Object.prototype.toString.call(value) === '[object Generator]'
+  );
 }
 
 export function isPlainObject(value: unknown): value is Record<string, unknown> {
@@ -123,8 +141,14 @@ function untilStopped<T>(promise: Promise<T>, signal: AbortSignal): Promise<T> {
     const onAbort = () => reject(new Stopped());
     signal.addEventListener('abort', onAbort, { once: true });
     promise.then(
-      (v) => { signal.removeEventListener('abort', onAbort); resolve(v); },
-      (e) => { signal.removeEventListener('abort', onAbort); reject(e); },
+      (v) => {
+        signal.removeEventListener('abort', onAbort);
+        resolve(v);
+      },
+      (e) => {
+        signal.removeEventListener('abort', onAbort);
+        reject(e);
+      },
     );
   });
 }

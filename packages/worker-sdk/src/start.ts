@@ -13,7 +13,9 @@ import { createWorker } from './worker.js';
  *   progress and exits 0 (a second signal exits at once with 1).
  */
 // eslint-disable-next-line @typescript-eslint/no-explicit-any -- handler inputs are the worker's own JSON; `any` keeps `job.input.x` free of casts
-export async function start<TInput = Record<string, any>>(options: StartOptions<TInput>): Promise<number> {
+export async function start<TInput = Record<string, any>>(
+  options: StartOptions<TInput>,
+): Promise<number> {
   const env = options.env ?? process.env;
   const logger = options.logger ?? createLogger(env);
   const finish = (code: number) => {
@@ -51,12 +53,18 @@ export async function start<TInput = Record<string, any>>(options: StartOptions<
 }
 
 /** runpod-python's rp_local: one job, the result printed as one JSON line on stdout. */
-async function runLocal(options: StartOptions, testInput: string | undefined, logger: Logger): Promise<number> {
+async function runLocal(
+  options: StartOptions,
+  testInput: string | undefined,
+  logger: Logger,
+): Promise<number> {
   let raw = testInput;
   if (raw === undefined) {
     const file = path.join(options.cwd ?? process.cwd(), 'test_input.json');
     if (!existsSync(file)) {
-      logger.warn('RUNPOD_WEBHOOK_GET_JOB is not set and there is no --test_input nor test_input.json: nothing to do');
+      logger.warn(
+        'RUNPOD_WEBHOOK_GET_JOB is not set and there is no --test_input nor test_input.json: nothing to do',
+      );
       return 1;
     }
     logger.info(`local test mode: using ${file}`);
@@ -77,17 +85,22 @@ async function runLocal(options: StartOptions, testInput: string | undefined, lo
   }
   const job = { ...parsed, id: typeof parsed.id === 'string' ? parsed.id : 'local_test' } as Job;
   const log = forJob(logger, job.id);
-  const outcome = await runJob(options.handler, job, {
-    workerId: 'local',
-    signal: new AbortController().signal,
-    log,
-    progress: async (value) => log.info(`progress: ${JSON.stringify(value)}`),
-  }, {
-    // Locally a streaming handler's output is always the list of its items (as rp_local does).
-    returnAggregateStream: true,
-    emit: async (chunk) => log.debug(`stream: ${JSON.stringify(chunk.output)}`),
-    host: { hostname: (options.env ?? process.env).RUNPOD_POD_HOSTNAME, workerId: 'local' },
-  });
+  const outcome = await runJob(
+    options.handler,
+    job,
+    {
+      workerId: 'local',
+      signal: new AbortController().signal,
+      log,
+      progress: async (value) => log.info(`progress: ${JSON.stringify(value)}`),
+    },
+    {
+      // Locally a streaming handler's output is always the list of its items (as rp_local does).
+      returnAggregateStream: true,
+      emit: async (chunk) => log.debug(`stream: ${JSON.stringify(chunk.output)}`),
+      host: { hostname: (options.env ?? process.env).RUNPOD_POD_HOSTNAME, workerId: 'local' },
+    },
+  );
   const result: JobDoneBody = outcome!.body;
   if (result.error) {
     log.error(`job failed: ${result.error}`);

@@ -24,23 +24,37 @@ export interface PollResult<T> {
 export class WorkerTransport {
   private readonly session: Record<string, string>;
 
-  constructor(private readonly config: WorkerConfig, private readonly logger: Logger) {
+  constructor(
+    private readonly config: WorkerConfig,
+    private readonly logger: Logger,
+  ) {
     // The raw key, as runpod-python sends it (no "Bearer").
-    this.session = { 'Content-Type': 'application/json', 'User-Agent': USER_AGENT, ...(config.apiKey ? { Authorization: config.apiKey } : {}) };
+    this.session = {
+      'Content-Type': 'application/json',
+      'User-Agent': USER_AGENT,
+      ...(config.apiKey ? { Authorization: config.apiKey } : {}),
+    };
   }
 
   /**
    * Long-polls job-take (one job) or job-take-batch (`count` > 1). 204 and 400 mean no job, 429
    * backs off 5 s; a 200 that is not `application/json` is dropped, as runpod-python drops it.
    */
-  async takeJobs(count: number, jobInProgress: boolean, abort: AbortSignal): Promise<PollResult<Job[]>> {
+  async takeJobs(
+    count: number,
+    jobInProgress: boolean,
+    abort: AbortSignal,
+  ): Promise<PollResult<Job[]>> {
     const started = Date.now();
     const none = (backoffMs: number): PollResult<Job[]> => ({ value: [], backoffMs });
     const quickBackoff = () => (Date.now() - started < QUICK_ANSWER_MS ? QUICK_ANSWER_MS : 0);
     let res: Response;
     let text: string;
     try {
-      res = await fetch(jobTakeUrl(this.config, count, jobInProgress), { headers: this.session, signal: timeoutSignal(abort, LONG_POLL_TIMEOUT_MS) });
+      res = await fetch(jobTakeUrl(this.config, count, jobInProgress), {
+        headers: this.session,
+        signal: timeoutSignal(abort, LONG_POLL_TIMEOUT_MS),
+      });
       text = await res.text();
     } catch (err) {
       if (!abort.aborted) this.logger.warn(`job-take failed: ${describe(err)}`);
@@ -53,7 +67,9 @@ export class WorkerTransport {
       return none(1000);
     }
     if (mediaType(res) !== 'application/json') {
-      this.logger.warn(`job-take answered 200 with content-type "${res.headers.get('content-type') ?? ''}": dropped`);
+      this.logger.warn(
+        `job-take answered 200 with content-type "${res.headers.get('content-type') ?? ''}": dropped`,
+      );
       return none(quickBackoff());
     }
     if (!text) return none(quickBackoff());
@@ -65,8 +81,17 @@ export class WorkerTransport {
       return none(1000);
     }
     const jobs = Array.isArray(body) ? body : [body];
-    const valid = jobs.filter((j): j is Job => isObject(j) && typeof j.id === 'string' && j.id !== '' && (Array.isArray(body) || 'input' in j));
-    if (valid.length < jobs.length) this.logger.warn(`job-take returned ${jobs.length - valid.length} item(s) without id/input: ignored`);
+    const valid = jobs.filter(
+      (j): j is Job =>
+        isObject(j) &&
+        typeof j.id === 'string' &&
+        j.id !== '' &&
+        (Array.isArray(body) || 'input' in j),
+    );
+    if (valid.length < jobs.length)
+      this.logger.warn(
+        `job-take returned ${jobs.length - valid.length} item(s) without id/input: ignored`,
+      );
     return { value: valid, backoffMs: valid.length ? 0 : quickBackoff() };
   }
 
@@ -75,7 +100,10 @@ export class WorkerTransport {
     const started = Date.now();
     const quickBackoff = () => (Date.now() - started < QUICK_ANSWER_MS ? QUICK_ANSWER_MS : 0);
     try {
-      const res = await fetch(stopUrl, { headers: this.session, signal: timeoutSignal(abort, LONG_POLL_TIMEOUT_MS) });
+      const res = await fetch(stopUrl, {
+        headers: this.session,
+        signal: timeoutSignal(abort, LONG_POLL_TIMEOUT_MS),
+      });
       const text = await res.text();
       if (res.status === 204) return { value: [], backoffMs: quickBackoff() };
       if (res.status === 429) return { value: [], backoffMs: 5000 };
@@ -83,8 +111,12 @@ export class WorkerTransport {
         this.logger.warn(`job-stop answered HTTP ${res.status}`);
         return { value: [], backoffMs: 1000 };
       }
-      const body: unknown = mediaType(res) === 'application/json' && text ? JSON.parse(text) : undefined;
-      const ids = isObject(body) && Array.isArray(body.jobsToStop) ? body.jobsToStop.filter((id): id is string => typeof id === 'string') : [];
+      const body: unknown =
+        mediaType(res) === 'application/json' && text ? JSON.parse(text) : undefined;
+      const ids =
+        isObject(body) && Array.isArray(body.jobsToStop)
+          ? body.jobsToStop.filter((id): id is string => typeof id === 'string')
+          : [];
       return { value: ids, backoffMs: ids.length ? 0 : quickBackoff() };
     } catch (err) {
       if (!abort.aborted) this.logger.warn(`job-stop failed: ${describe(err)}`);
@@ -107,7 +139,10 @@ export class WorkerTransport {
     const url = pingUrl(this.config, jobIds, SDK_VERSION);
     if (!url) return;
     try {
-      const res = await fetch(url, { headers: { Authorization: this.config.apiKey, 'User-Agent': USER_AGENT }, signal: timeoutSignal(abort, 2 * this.config.pingIntervalMs) });
+      const res = await fetch(url, {
+        headers: { Authorization: this.config.apiKey, 'User-Agent': USER_AGENT },
+        signal: timeoutSignal(abort, 2 * this.config.pingIntervalMs),
+      });
       await res.arrayBuffer();
       if (!res.ok) this.logger.debug(`ping answered HTTP ${res.status}`);
     } catch (err) {
@@ -120,18 +155,33 @@ export class WorkerTransport {
    * `X-Request-ID: <job id>`; up to 3 attempts on 5xx and network errors (so the server must
    * accept duplicates), none on 4xx. Failures are logged, never thrown: the job is over either way.
    */
-  private async post(url: string | undefined, jobId: string, body: unknown, what: string): Promise<void> {
+  private async post(
+    url: string | undefined,
+    jobId: string,
+    body: unknown,
+    what: string,
+  ): Promise<void> {
     if (!url) {
       this.logger.error(`cannot post to ${what}: its RUNPOD_WEBHOOK_* URL is not set`, jobId);
       return;
     }
-    const headers = { ...this.session, 'Content-Type': 'application/x-www-form-urlencoded', charset: 'utf-8', 'X-Request-ID': jobId };
+    const headers = {
+      ...this.session,
+      'Content-Type': 'application/x-www-form-urlencoded',
+      charset: 'utf-8',
+      'X-Request-ID': jobId,
+    };
     const payload = JSON.stringify(body);
     for (let attempt = 1; ; attempt++) {
       let failure: string;
       let retryable = true;
       try {
-        const res = await fetch(url, { method: 'POST', headers, body: payload, signal: AbortSignal.timeout(POST_TIMEOUT_MS) });
+        const res = await fetch(url, {
+          method: 'POST',
+          headers,
+          body: payload,
+          signal: AbortSignal.timeout(POST_TIMEOUT_MS),
+        });
         await res.arrayBuffer();
         if (res.ok) return;
         failure = `HTTP ${res.status}`;

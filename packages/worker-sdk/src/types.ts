@@ -47,7 +47,10 @@ export interface JobContext {
 export type HandlerResult = unknown;
 
 // eslint-disable-next-line @typescript-eslint/no-explicit-any -- handler inputs are the worker's own JSON; `any` keeps `job.input.x` free of casts
-export type Handler<TInput = Record<string, any>> = (job: Job<TInput>, context: JobContext) => HandlerResult;
+export type Handler<TInput = Record<string, any>> = (
+  job: Job<TInput>,
+  context: JobContext,
+) => HandlerResult;
 
 // eslint-disable-next-line @typescript-eslint/no-explicit-any -- handler inputs are the worker's own JSON; `any` keeps `job.input.x` free of casts
 export interface WorkerOptions<TInput = Record<string, any>> {

@@ -66,13 +66,25 @@ class WorkerLoop implements Worker {
 
   async run(): Promise<void> {
     if (this.running) throw new Error('this worker is already running');
-    if (!this.config.jobTakeUrl) throw new Error('RUNPOD_WEBHOOK_GET_JOB is not set: nothing to poll (use start() for local test mode)');
+    if (!this.config.jobTakeUrl)
+      throw new Error(
+        'RUNPOD_WEBHOOK_GET_JOB is not set: nothing to poll (use start() for local test mode)',
+      );
     this.running = true;
     this.logger.info(`worker ${this.id} started`);
-    if (!this.config.jobDoneUrl) this.logger.warn('RUNPOD_WEBHOOK_POST_OUTPUT is not set: results cannot be posted');
+    if (!this.config.jobDoneUrl)
+      this.logger.warn('RUNPOD_WEBHOOK_POST_OUTPUT is not set: results cannot be posted');
     const side = [
-      this.config.pingUrl ? this.pingLoop() : (this.logger.info('pings off (they need RUNPOD_AI_API_KEY, RUNPOD_POD_ID and RUNPOD_WEBHOOK_PING)'), undefined),
-      this.config.jobStopUrl ? this.stopLoop(this.config.jobStopUrl) : (this.logger.warn('the job-take URL has no /job-take/: job-stop channel disabled'), undefined),
+      this.config.pingUrl
+        ? this.pingLoop()
+        : (this.logger.info(
+            'pings off (they need RUNPOD_AI_API_KEY, RUNPOD_POD_ID and RUNPOD_WEBHOOK_PING)',
+          ),
+          undefined),
+      this.config.jobStopUrl
+        ? this.stopLoop(this.config.jobStopUrl)
+        : (this.logger.warn('the job-take URL has no /job-take/: job-stop channel disabled'),
+          undefined),
     ];
     try {
       await this.takeLoop();
@@ -86,7 +98,9 @@ class WorkerLoop implements Worker {
 
   stop(): void {
     if (this.stopping.signal.aborted) return;
-    this.logger.info(this.active.size ? `stopping: finishing ${this.active.size} job(s) in progress` : 'stopping');
+    this.logger.info(
+      this.active.size ? `stopping: finishing ${this.active.size} job(s) in progress` : 'stopping',
+    );
     this.stopping.abort();
     this.wakeTaker?.();
   }
@@ -100,7 +114,11 @@ class WorkerLoop implements Worker {
         this.wakeTaker = undefined;
         continue;
       }
-      const { value: jobs, backoffMs } = await this.transport.takeJobs(wanted, this.active.size > 0, stopped);
+      const { value: jobs, backoffMs } = await this.transport.takeJobs(
+        wanted,
+        this.active.size > 0,
+        stopped,
+      );
       // Jobs already handed to this worker run even if a stop came meanwhile: the server counts them as ours.
       for (const job of jobs) this.launch(job);
       if (backoffMs) await sleep(backoffMs, stopped);
@@ -110,7 +128,7 @@ class WorkerLoop implements Worker {
   /** concurrency − jobs in progress; a concurrency function is asked every time (concurrency_modifier). */
   private wantedJobs(): number {
     const c = this.options.concurrency;
-    const next = typeof c === 'function' ? c(this.concurrency) : c ?? 1;
+    const next = typeof c === 'function' ? c(this.concurrency) : (c ?? 1);
     this.concurrency = Number.isFinite(next) ? Math.max(1, Math.floor(next)) : 1;
     return this.concurrency - this.active.size;
   }
@@ -150,7 +168,11 @@ class WorkerLoop implements Worker {
       log,
       progress: (value) => {
         if (done || signal.aborted) return Promise.resolve();
-        const post = this.transport.postResult(job.id, { status: 'IN_PROGRESS', output: value }, false);
+        const post = this.transport.postResult(
+          job.id,
+          { status: 'IN_PROGRESS', output: value },
+          false,
+        );
         progressPosts.add(post);
         return post.finally(() => progressPosts.delete(post));
       },

@@ -42,8 +42,14 @@ export class FakeRunplane {
   }
 
   async close(): Promise<void> {
-    for (const t of this.takers) { clearTimeout(t.timer); t.res.writeHead(204).end(); }
-    for (const s of this.stoppers) { clearTimeout(s.timer); s.res.writeHead(204).end(); }
+    for (const t of this.takers) {
+      clearTimeout(t.timer);
+      t.res.writeHead(204).end();
+    }
+    for (const s of this.stoppers) {
+      clearTimeout(s.timer);
+      s.res.writeHead(204).end();
+    }
     this.takers = [];
     this.stoppers = [];
     this.server.closeAllConnections();
@@ -104,7 +110,11 @@ export class FakeRunplane {
   }
 
   /** Resolves once `check` holds (re-checked after every request). */
-  until<T>(check: () => T | undefined | false | null, what: string, timeoutMs = 10_000): Promise<T> {
+  until<T>(
+    check: () => T | undefined | false | null,
+    what: string,
+    timeoutMs = 10_000,
+  ): Promise<T> {
     return new Promise((resolve, reject) => {
       const probe = () => {
         const value = check();
@@ -128,10 +138,29 @@ export class FakeRunplane {
     const rawBody = Buffer.concat(chunks).toString('utf8');
     const url = new URL(req.url!, this.base);
     const parts = url.pathname.split('/'); // ['', 'v2', 'ep-1', route, workerId, jobId?]
-    const route = (['job-take', 'job-take-batch', 'job-done', 'job-stream', 'job-stop', 'ping'].includes(parts[3]) ? parts[3] : 'other') as Recorded['route'];
+    const route = (
+      ['job-take', 'job-take-batch', 'job-done', 'job-stream', 'job-stop', 'ping'].includes(
+        parts[3],
+      )
+        ? parts[3]
+        : 'other'
+    ) as Recorded['route'];
     let body: unknown;
-    try { body = rawBody ? JSON.parse(rawBody) : undefined; } catch { body = undefined; }
-    this.requests.push({ method: req.method!, url: req.url!, route, jobId: parts[5], headers: req.headers, rawBody, body, query: url.searchParams });
+    try {
+      body = rawBody ? JSON.parse(rawBody) : undefined;
+    } catch {
+      body = undefined;
+    }
+    this.requests.push({
+      method: req.method!,
+      url: req.url!,
+      route,
+      jobId: parts[5],
+      headers: req.headers,
+      rawBody,
+      body,
+      query: url.searchParams,
+    });
     for (const listener of [...this.listeners]) listener();
 
     if (route === 'job-take' || route === 'job-take-batch') {
@@ -147,7 +176,10 @@ export class FakeRunplane {
         res.writeHead(204).end();
       }, this.holdMs);
       this.takers.push({ batch, res, timer });
-      res.on('close', () => { clearTimeout(timer); this.takers = this.takers.filter((t) => t.res !== res); });
+      res.on('close', () => {
+        clearTimeout(timer);
+        this.takers = this.takers.filter((t) => t.res !== res);
+      });
       return;
     }
     if (route === 'job-stop') {
@@ -157,21 +189,32 @@ export class FakeRunplane {
         res.writeHead(204).end();
       }, this.holdMs);
       this.stoppers.push({ res, timer });
-      res.on('close', () => { clearTimeout(timer); this.stoppers = this.stoppers.filter((s) => s.res !== res); });
+      res.on('close', () => {
+        clearTimeout(timer);
+        this.stoppers = this.stoppers.filter((s) => s.res !== res);
+      });
       return;
     }
-    const failure = route === 'job-done' && parts[5] ? this.postFailures.get(parts[5])?.shift() : undefined;
-    if (failure) return void res.writeHead(failure, { 'content-type': 'application/json' }).end('{"error":"injected"}');
+    const failure =
+      route === 'job-done' && parts[5] ? this.postFailures.get(parts[5])?.shift() : undefined;
+    if (failure)
+      return void res
+        .writeHead(failure, { 'content-type': 'application/json' })
+        .end('{"error":"injected"}');
     res.writeHead(200, { 'content-type': 'application/json' }).end('{}');
   }
 
   private answerTake(batch: number | null, res: ServerResponse): void {
     const jobs = this.queue.splice(0, batch ?? 1);
-    res.writeHead(200, { 'content-type': 'application/json; charset=utf-8' }).end(JSON.stringify(batch === null ? jobs[0] : jobs));
+    res
+      .writeHead(200, { 'content-type': 'application/json; charset=utf-8' })
+      .end(JSON.stringify(batch === null ? jobs[0] : jobs));
   }
 
   private answerStop(res: ServerResponse): void {
     const ids = this.toStop.splice(0);
-    res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ jobsToStop: ids }));
+    res
+      .writeHead(200, { 'content-type': 'application/json' })
+      .end(JSON.stringify({ jobsToStop: ids }));
   }
 }

@@ -14,7 +14,9 @@ describe('worker protocol against a fake Runplane', () => {
   let worker: Worker | undefined;
   let running: Promise<void> | undefined;
 
-  beforeEach(async () => { fake = await new FakeRunplane().start(); });
+  beforeEach(async () => {
+    fake = await new FakeRunplane().start();
+  });
   afterEach(async () => {
     worker?.stop();
     await running;
@@ -23,7 +25,11 @@ describe('worker protocol against a fake Runplane', () => {
     await fake.close();
   });
 
-  const launch = (handler: Handler, options: Partial<WorkerOptions> = {}, env: Record<string, string> = {}) => {
+  const launch = (
+    handler: Handler,
+    options: Partial<WorkerOptions> = {},
+    env: Record<string, string> = {},
+  ) => {
     worker = createWorker({ handler, env: fake.env(env), ...options });
     running = worker.run();
     return worker;
@@ -63,11 +69,20 @@ describe('worker protocol against a fake Runplane', () => {
       { id: 'j-none', input: {} },
     );
     await fake.until(() => fake.finals('j-none').length, 'the last job');
-    expect(seen[0]).toEqual({ id: 'j-err', input: { mode: 'return-error' }, policy: { ttl: 20000 }, extra: 1 });
+    expect(seen[0]).toEqual({
+      id: 'j-err',
+      input: { mode: 'return-error' },
+      policy: { ttl: 20000 },
+      extra: 1,
+    });
     expect(fake.finals('j-err')[0].body).toEqual({ error: 'bad input' });
     const thrown = fake.finals('j-throw')[0].body;
     expect(Object.keys(thrown)).toEqual(['error']);
-    expect(JSON.parse(thrown.error)).toMatchObject({ error_type: 'RangeError', error_message: 'exploded', worker_id: 'wk-1' });
+    expect(JSON.parse(thrown.error)).toMatchObject({
+      error_type: 'RangeError',
+      error_message: 'exploded',
+      worker_id: 'wk-1',
+    });
     expect(fake.finals('j-refresh')[0].body).toEqual({ output: { fine: 1 }, stopPod: true });
     expect(fake.finals('j-none')[0].body).toEqual({ output: null });
   });
@@ -82,20 +97,38 @@ describe('worker protocol against a fake Runplane', () => {
     await fake.until(() => fake.finals('s-2').length, 'both streams');
 
     const chunks = fake.of('job-stream').filter((r) => r.jobId === 's-1');
-    expect(chunks.map((r) => r.url)).toEqual(Array(4).fill('/v2/ep-1/job-stream/wk-1/s-1?gpu=NVIDIA+RTX+4090&isStream=false'));
-    expect(chunks.map((r) => r.body)).toEqual([{ output: { i: 0 } }, { output: { i: 1 } }, { output: { i: 2 } }, { output: { never: 'streamed' } }]);
+    expect(chunks.map((r) => r.url)).toEqual(
+      Array(4).fill('/v2/ep-1/job-stream/wk-1/s-1?gpu=NVIDIA+RTX+4090&isStream=false'),
+    );
+    expect(chunks.map((r) => r.body)).toEqual([
+      { output: { i: 0 } },
+      { output: { i: 1 } },
+      { output: { i: 2 } },
+      { output: { never: 'streamed' } },
+    ]);
     expect(chunks[0].headers['content-type']).toBe('application/x-www-form-urlencoded');
     const [final] = fake.finals('s-1');
     expect(final.url).toBe('/v2/ep-1/job-done/wk-1/s-1?gpu=NVIDIA+RTX+4090&isStream=true');
     expect(final.body).toEqual({ output: [] });
 
     // An item with an error ends the stream: it is not streamed, and the job fails.
-    expect(fake.of('job-stream').filter((r) => r.jobId === 's-2').map((r) => r.body)).toEqual([{ output: { i: 0 } }]);
+    expect(
+      fake
+        .of('job-stream')
+        .filter((r) => r.jobId === 's-2')
+        .map((r) => r.body),
+    ).toEqual([{ output: { i: 0 } }]);
     expect(fake.finals('s-2')[0].body).toEqual({ error: 'failed at 1' });
   });
 
   it('returns every streamed item as the final output with returnAggregateStream, also for sync generators', async () => {
-    launch(function* () { yield 'a'; yield 'b'; }, { returnAggregateStream: true });
+    launch(
+      function* () {
+        yield 'a';
+        yield 'b';
+      },
+      { returnAggregateStream: true },
+    );
     fake.push({ id: 'agg', input: {} });
     const final = await fake.until(() => fake.finals('agg')[0], 'the final post');
     expect(final.body).toEqual({ output: ['a', 'b'] });
@@ -123,18 +156,26 @@ describe('worker protocol against a fake Runplane', () => {
     const allStarted = gate();
     const release = gate();
     let started = 0;
-    launch(async (job) => {
-      if (++started === 3) allStarted.open();
-      await release.promise;
-      return job.id;
-    }, { concurrency: 3 });
+    launch(
+      async (job) => {
+        if (++started === 3) allStarted.open();
+        await release.promise;
+        return job.id;
+      },
+      { concurrency: 3 },
+    );
     await fake.until(() => fake.of('job-take-batch').length, 'a batch take');
     fake.push({ id: 'b-1', input: {} }, { id: 'b-2', input: {} }, { id: 'b-3', input: {} });
     await allStarted.promise; // all three handlers run together
-    expect(fake.of('job-take-batch')[0].url).toBe('/v2/ep-1/job-take-batch/wk-1?gpu=NVIDIA+RTX+4090&batch_size=3&job_in_progress=0');
+    expect(fake.of('job-take-batch')[0].url).toBe(
+      '/v2/ep-1/job-take-batch/wk-1?gpu=NVIDIA+RTX+4090&batch_size=3&job_in_progress=0',
+    );
     expect(worker!.jobsInProgress.sort()).toEqual(['b-1', 'b-2', 'b-3']);
     release.open();
-    await fake.until(() => ['b-1', 'b-2', 'b-3'].every((id) => fake.finals(id).length), 'three results');
+    await fake.until(
+      () => ['b-1', 'b-2', 'b-3'].every((id) => fake.finals(id).length),
+      'three results',
+    );
     fake.push({ id: 'b-4', input: {} });
     await fake.until(() => fake.finals('b-4').length, 'a fourth job');
     expect(fake.finals('b-4')[0].body).toEqual({ output: 'b-4' });
@@ -142,20 +183,40 @@ describe('worker protocol against a fake Runplane', () => {
 
   it('sends job_in_progress=1 while a job runs and pings with the ids of the jobs in progress', async () => {
     const release = gate();
-    launch(async () => { await release.promise; return 1; }, { concurrency: 2 }, { RUNPOD_PING_INTERVAL: '100' });
+    launch(
+      async () => {
+        await release.promise;
+        return 1;
+      },
+      { concurrency: 2 },
+      { RUNPOD_PING_INTERVAL: '100' },
+    );
     fake.push({ id: 'long-1', input: {} });
     // Concurrency 2 with one job running: one more job wanted, so a single take (not a batch).
-    const take = await fake.until(() => fake.of('job-take').find((r) => r.query.get('job_in_progress') === '1'), 'a take with a job in progress');
+    const take = await fake.until(
+      () => fake.of('job-take').find((r) => r.query.get('job_in_progress') === '1'),
+      'a take with a job in progress',
+    );
     expect(take.url).toBe('/v2/ep-1/job-take/wk-1?gpu=NVIDIA+RTX+4090&job_in_progress=1');
-    expect(fake.of('job-take-batch')[0].url).toBe('/v2/ep-1/job-take-batch/wk-1?gpu=NVIDIA+RTX+4090&batch_size=2&job_in_progress=0');
-    const ping = await fake.until(() => fake.of('ping').find((r) => r.query.get('job_id') === 'long-1'), 'a ping listing the job');
+    expect(fake.of('job-take-batch')[0].url).toBe(
+      '/v2/ep-1/job-take-batch/wk-1?gpu=NVIDIA+RTX+4090&batch_size=2&job_in_progress=0',
+    );
+    const ping = await fake.until(
+      () => fake.of('ping').find((r) => r.query.get('job_id') === 'long-1'),
+      'a ping listing the job',
+    );
     expect(ping.method).toBe('GET');
-    expect(ping.url).toMatch(/^\/v2\/ep-1\/ping\/wk-1\?gpu=NVIDIA\+RTX\+4090&job_id=long-1&runpod_version=[\d.]+$/);
+    expect(ping.url).toMatch(
+      /^\/v2\/ep-1\/ping\/wk-1\?gpu=NVIDIA\+RTX\+4090&job_id=long-1&runpod_version=[\d.]+$/,
+    );
     expect(ping.headers.authorization).toBe('raw-worker-key');
     release.open();
     await fake.until(() => fake.finals('long-1').length, 'the result');
     const after = fake.requests.indexOf(fake.finals('long-1')[0]);
-    await fake.until(() => fake.requests.slice(after).find((r) => r.route === 'ping' && !r.query.has('job_id')), 'a ping without jobs');
+    await fake.until(
+      () => fake.requests.slice(after).find((r) => r.route === 'ping' && !r.query.has('job_id')),
+      'a ping without jobs',
+    );
   });
 
   it('abandons a job stopped on job-stop: its signal fires, nothing is posted, the slot is free again', async () => {
@@ -185,7 +246,11 @@ describe('worker protocol against a fake Runplane', () => {
   it('stops gracefully: no more takes, the job in progress finishes and is posted, then run() resolves', async () => {
     const started = gate();
     const release = gate();
-    launch(async () => { started.open(); await release.promise; return 'drained'; });
+    launch(async () => {
+      started.open();
+      await release.promise;
+      return 'drained';
+    });
     fake.push({ id: 'g-1', input: {} });
     await started.promise;
     worker!.stop();
@@ -207,8 +272,14 @@ describe('worker protocol against a fake Runplane', () => {
 
   it('drops a job-take answer that is not application/json, as runpod-python does', async () => {
     const ran: string[] = [];
-    fake.nextTake = (res) => res.writeHead(200, { 'content-type': 'text/plain' }).end(JSON.stringify({ id: 'dropped', input: {} }));
-    launch(async (job) => { ran.push(job.id); return null; });
+    fake.nextTake = (res) =>
+      res
+        .writeHead(200, { 'content-type': 'text/plain' })
+        .end(JSON.stringify({ id: 'dropped', input: {} }));
+    launch(async (job) => {
+      ran.push(job.id);
+      return null;
+    });
     await fake.until(() => fake.of('job-take').length >= 2, 'a second take');
     fake.push({ id: 'kept', input: {} });
     await fake.until(() => fake.finals('kept').length, 'the next job');
@@ -221,7 +292,10 @@ describe('worker protocol against a fake Runplane', () => {
     launch(async (job) => job.id);
     fake.push({ id: 'x-5xx', input: {} }, { id: 'x-4xx', input: {} }, { id: 'x-last', input: {} });
     await fake.until(() => fake.finals('x-last').length, 'the last job');
-    expect(fake.finals('x-5xx').map((r) => r.body)).toEqual([{ output: 'x-5xx' }, { output: 'x-5xx' }]);
+    expect(fake.finals('x-5xx').map((r) => r.body)).toEqual([
+      { output: 'x-5xx' },
+      { output: 'x-5xx' },
+    ]);
     expect(fake.finals('x-4xx')).toHaveLength(1);
   });
 });

@@ -1,7 +1,19 @@
 import { plainToInstance, Type } from 'class-transformer';
 import {
-  IsArray, IsBoolean, IsDateString, IsIn, IsInt, IsNumber, IsObject, IsOptional, IsString, Min, MinLength, ValidateNested,
-  validateSync, type ValidationError,
+  IsArray,
+  IsBoolean,
+  IsDateString,
+  IsIn,
+  IsInt,
+  IsNumber,
+  IsObject,
+  IsOptional,
+  IsString,
+  Min,
+  MinLength,
+  ValidateNested,
+  validateSync,
+  type ValidationError,
 } from 'class-validator';
 
 /**
@@ -10,7 +22,10 @@ import {
  * offending field (`gpuTypes[2].prices.secure must not be less than 0`).
  */
 const price = () => (target: object, key: string) => {
-  IsNumber({ allowNaN: false, allowInfinity: false }, { message: `${key} must be a number` })(target, key);
+  IsNumber({ allowNaN: false, allowInfinity: false }, { message: `${key} must be a number` })(
+    target,
+    key,
+  );
   Min(0)(target, key);
 };
 
@@ -94,18 +109,40 @@ export class CatalogueDefaults {
 export class Catalogue {
   @IsIn([1], { message: 'version must be 1' }) version!: number;
   @IsObject() @ValidateNested() @Type(() => CatalogueDefaults) defaults!: CatalogueDefaults;
-  @IsArray() @ValidateNested({ each: true }) @Type(() => CatalogueGpuType) gpuTypes!: CatalogueGpuType[];
-  @IsArray() @ValidateNested({ each: true }) @Type(() => CatalogueCpuFlavor) cpuFlavors!: CatalogueCpuFlavor[];
-  @IsArray() @ValidateNested({ each: true }) @Type(() => CatalogueMachine) machines: CatalogueMachine[] = [];
-  @IsArray() @ValidateNested({ each: true }) @Type(() => CatalogueNetworkVolume) networkVolumes: CatalogueNetworkVolume[] = [];
-  @IsArray() @ValidateNested({ each: true }) @Type(() => CatalogueSavingsPlan) savingsPlans: CatalogueSavingsPlan[] = [];
+  @IsArray()
+  @ValidateNested({ each: true })
+  @Type(() => CatalogueGpuType)
+  gpuTypes!: CatalogueGpuType[];
+  @IsArray()
+  @ValidateNested({ each: true })
+  @Type(() => CatalogueCpuFlavor)
+  cpuFlavors!: CatalogueCpuFlavor[];
+  @IsArray()
+  @ValidateNested({ each: true })
+  @Type(() => CatalogueMachine)
+  machines: CatalogueMachine[] = [];
+  @IsArray()
+  @ValidateNested({ each: true })
+  @Type(() => CatalogueNetworkVolume)
+  networkVolumes: CatalogueNetworkVolume[] = [];
+  @IsArray()
+  @ValidateNested({ each: true })
+  @Type(() => CatalogueSavingsPlan)
+  savingsPlans: CatalogueSavingsPlan[] = [];
 }
 
 /** Validates a parsed YAML document; returns the catalogue or the list of problems (path: message). */
-export function validateCatalogue(raw: unknown): { catalogue: Catalogue; problems: [] } | { catalogue?: undefined; problems: string[] } {
-  if (typeof raw !== 'object' || raw === null || Array.isArray(raw)) return { problems: ['the document must be a mapping (version, defaults, gpuTypes, cpuFlavors, ...)'] };
+export function validateCatalogue(
+  raw: unknown,
+): { catalogue: Catalogue; problems: [] } | { catalogue?: undefined; problems: string[] } {
+  if (typeof raw !== 'object' || raw === null || Array.isArray(raw))
+    return {
+      problems: ['the document must be a mapping (version, defaults, gpuTypes, cpuFlavors, ...)'],
+    };
   const catalogue = plainToInstance(Catalogue, raw, { exposeDefaultValues: true });
-  const problems = flatten(validateSync(catalogue, { forbidUnknownValues: false, whitelist: false }));
+  const problems = flatten(
+    validateSync(catalogue, { forbidUnknownValues: false, whitelist: false }),
+  );
   if (problems.length) return { problems };
 
   const unique = (list: Array<{ id: string }>, what: string) => {
@@ -121,14 +158,24 @@ export function validateCatalogue(raw: unknown): { catalogue: Catalogue; problem
   unique(catalogue.machines, 'machines');
   unique(catalogue.networkVolumes, 'networkVolumes');
   unique(catalogue.savingsPlans, 'savingsPlans');
-  if (!gpus.has(catalogue.defaults.gpuTypeId)) problems.push(`defaults.gpuTypeId: "${catalogue.defaults.gpuTypeId}" is not one of gpuTypes`);
-  if (!flavors.has(catalogue.defaults.cpuFlavorId)) problems.push(`defaults.cpuFlavorId: "${catalogue.defaults.cpuFlavorId}" is not one of cpuFlavors`);
+  if (!gpus.has(catalogue.defaults.gpuTypeId))
+    problems.push(`defaults.gpuTypeId: "${catalogue.defaults.gpuTypeId}" is not one of gpuTypes`);
+  if (!flavors.has(catalogue.defaults.cpuFlavorId))
+    problems.push(
+      `defaults.cpuFlavorId: "${catalogue.defaults.cpuFlavorId}" is not one of cpuFlavors`,
+    );
   catalogue.savingsPlans.forEach((plan, i) => {
-    if (!gpus.has(plan.gpuTypeId)) problems.push(`savingsPlans[${i}].gpuTypeId: "${plan.gpuTypeId}" is not one of gpuTypes`);
-    if (Date.parse(plan.endTime) <= Date.parse(plan.startTime)) problems.push(`savingsPlans[${i}].endTime must be after startTime`);
+    if (!gpus.has(plan.gpuTypeId))
+      problems.push(`savingsPlans[${i}].gpuTypeId: "${plan.gpuTypeId}" is not one of gpuTypes`);
+    if (Date.parse(plan.endTime) <= Date.parse(plan.startTime))
+      problems.push(`savingsPlans[${i}].endTime must be after startTime`);
   });
   catalogue.machines.forEach((m, i) => {
-    if (m.maintenanceStart && m.maintenanceEnd && Date.parse(m.maintenanceEnd) < Date.parse(m.maintenanceStart)) {
+    if (
+      m.maintenanceStart &&
+      m.maintenanceEnd &&
+      Date.parse(m.maintenanceEnd) < Date.parse(m.maintenanceStart)
+    ) {
       problems.push(`machines[${i}].maintenanceEnd must not be before maintenanceStart`);
     }
   });
@@ -138,7 +185,11 @@ export function validateCatalogue(raw: unknown): { catalogue: Catalogue; problem
 /** `gpuTypes[2].prices.secure: secure must not be less than 0`, one line per failed constraint. */
 function flatten(errors: ValidationError[], prefix = ''): string[] {
   return errors.flatMap((e) => {
-    const path = /^\d+$/.test(e.property) ? `${prefix}[${e.property}]` : prefix ? `${prefix}.${e.property}` : e.property;
+    const path = /^\d+$/.test(e.property)
+      ? `${prefix}[${e.property}]`
+      : prefix
+        ? `${prefix}.${e.property}`
+        : e.property;
     const own = Object.values(e.constraints ?? {}).map((m) => `${path}: ${m}`);
     return [...own, ...flatten(e.children ?? [], path)];
   });

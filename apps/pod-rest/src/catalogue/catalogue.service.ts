@@ -15,7 +15,9 @@ export function loadCatalogueFile(file: string): Catalogue {
   try {
     text = readFileSync(file, 'utf8');
   } catch (err) {
-    throw new CatalogueError(`cannot read the catalogue ${file}: ${(err as Error).message}. Set RUNPLANE_CATALOGUE_FILE (docs/compute.md).`);
+    throw new CatalogueError(
+      `cannot read the catalogue ${file}: ${(err as Error).message}. Set RUNPLANE_CATALOGUE_FILE (docs/compute.md).`,
+    );
   }
   let raw: unknown;
   try {
@@ -25,7 +27,9 @@ export function loadCatalogueFile(file: string): Catalogue {
   }
   const result = validateCatalogue(raw);
   if (!result.catalogue) {
-    throw new CatalogueError(`the catalogue ${file} is invalid:\n${result.problems.map((p) => `  - ${p}`).join('\n')}\nSee docs/compute.md.`);
+    throw new CatalogueError(
+      `the catalogue ${file} is invalid:\n${result.problems.map((p) => `  - ${p}`).join('\n')}\nSee docs/compute.md.`,
+    );
   }
   return result.catalogue;
 }
@@ -42,7 +46,10 @@ export class CatalogueService {
   private mtimeMs: number;
   private checkedAt = Date.now();
 
-  constructor(private readonly settings: PodRestSettings, @Inject(LOGGER) private readonly logger: Logger) {
+  constructor(
+    private readonly settings: PodRestSettings,
+    @Inject(LOGGER) private readonly logger: Logger,
+  ) {
     this.current = loadCatalogueFile(settings.catalogueFile);
     this.mtimeMs = this.mtime();
   }
@@ -58,7 +65,10 @@ export class CatalogueService {
           this.current = loadCatalogueFile(this.settings.catalogueFile);
           this.logger.info({ file: this.settings.catalogueFile }, 'catalogue reloaded');
         } catch (err) {
-          this.logger.error({ err: (err as Error).message }, 'the edited catalogue is invalid; keeping the previous one');
+          this.logger.error(
+            { err: (err as Error).message },
+            'the edited catalogue is invalid; keeping the previous one',
+          );
         }
       }
     }

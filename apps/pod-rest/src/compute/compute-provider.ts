@@ -172,7 +172,11 @@ export abstract class ComputeProvider {
 
   protected emitStatus(status: WorkloadStatus, onError: (err: unknown) => void): void {
     for (const listener of this.statusListeners) {
-      try { listener(status); } catch (err) { onError(err); }
+      try {
+        listener(status);
+      } catch (err) {
+        onError(err);
+      }
     }
   }
 }

@@ -19,7 +19,8 @@ import { LocalComputeProvider } from './local-compute-provider.js';
       inject: [PodRestSettings, LOGGER],
       useFactory: async (settings: PodRestSettings, logger: Logger): Promise<ComputeProvider> => {
         if (settings.computeProvider === 'kubernetes') {
-          const { KubernetesComputeProvider } = await import('./kubernetes/kubernetes-compute-provider.js');
+          const { KubernetesComputeProvider } =
+            await import('./kubernetes/kubernetes-compute-provider.js');
           return KubernetesComputeProvider.fromSettings(settings, logger);
         }
         return new LocalComputeProvider(logger);

@@ -60,18 +60,27 @@ export function parseThreadsPerCore(cpuinfo: string): number {
 /** GPUs from `nvidia-smi` (none when it is missing, fails or takes over 5 s). */
 export function nvidiaGpus(): Promise<MachineFacts['gpus']> {
   return new Promise((resolve) => {
-    execFile('nvidia-smi', ['--query-gpu=name,memory.total', '--format=csv,noheader,nounits'], { timeout: 5000, env: process.env }, (err, stdout) => {
-      resolve(err ? [] : parseNvidiaSmi(stdout));
-    });
+    execFile(
+      'nvidia-smi',
+      ['--query-gpu=name,memory.total', '--format=csv,noheader,nounits'],
+      { timeout: 5000, env: process.env },
+      (err, stdout) => {
+        resolve(err ? [] : parseNvidiaSmi(stdout));
+      },
+    );
   });
 }
 
 /** `NVIDIA GeForce RTX 4090, 24564` lines (memory in MiB) → GPUs. */
 export function parseNvidiaSmi(csv: string): MachineFacts['gpus'] {
-  return csv.split('\n').map((line) => line.trim()).filter(Boolean).map((line) => {
-    const cut = line.lastIndexOf(',');
-    const name = (cut >= 0 ? line.slice(0, cut) : line).trim();
-    const mib = cut >= 0 ? Number(line.slice(cut + 1).trim()) : NaN;
-    return { name, memoryInGb: Number.isFinite(mib) ? Math.round((mib / 1024) * 10) / 10 : null };
-  });
+  return csv
+    .split('\n')
+    .map((line) => line.trim())
+    .filter(Boolean)
+    .map((line) => {
+      const cut = line.lastIndexOf(',');
+      const name = (cut >= 0 ? line.slice(0, cut) : line).trim();
+      const mib = cut >= 0 ? Number(line.slice(cut + 1).trim()) : NaN;
+      return { name, memoryInGb: Number.isFinite(mib) ? Math.round((mib / 1024) * 10) / 10 : null };
+    });
 }

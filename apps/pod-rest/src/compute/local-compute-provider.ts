@@ -1,11 +1,26 @@
-import { Inject, Injectable, Optional, type BeforeApplicationShutdown, type OnApplicationShutdown } from '@nestjs/common';
+import {
+  Inject,
+  Injectable,
+  Optional,
+  type BeforeApplicationShutdown,
+  type OnApplicationShutdown,
+} from '@nestjs/common';
 import { LOGGER, type Logger } from '@runplane/platform';
 import { spawn, type ChildProcess } from 'node:child_process';
 import { constants as osConstants } from 'node:os';
 import {
-  ComputeProvider, DEFAULT_STOP_GRACE_MS, WorkloadStartError,
-  type ExitListener, type LogLine, type LogsOptions, type MachineFacts, type StopOptions, type WorkloadHandle, type WorkloadPlacement,
-  type WorkloadSpec, type WorkloadStatus,
+  ComputeProvider,
+  DEFAULT_STOP_GRACE_MS,
+  WorkloadStartError,
+  type ExitListener,
+  type LogLine,
+  type LogsOptions,
+  type MachineFacts,
+  type StopOptions,
+  type WorkloadHandle,
+  type WorkloadPlacement,
+  type WorkloadSpec,
+  type WorkloadStatus,
 } from './compute-provider.js';
 import { HostMachine } from './host-machine.js';
 import { LogRingBuffer, type LogRingBufferOptions } from './log-ring-buffer.js';
@@ -15,7 +30,17 @@ import { LogRingBuffer, type LogRingBufferOptions } from './log-ring-buffer.js';
  * into a worker (the server's own keys and database URLs live there). TMPDIR is kept so that the
  * worker and the server agree on the OS temp directory.
  */
-const INHERITED_ENV = ['PATH', 'HOME', 'TMPDIR', 'TEMP', 'TMP', 'LANG', 'TZ', 'SYSTEMROOT', 'SystemRoot'];
+const INHERITED_ENV = [
+  'PATH',
+  'HOME',
+  'TMPDIR',
+  'TEMP',
+  'TMP',
+  'LANG',
+  'TZ',
+  'SYSTEMROOT',
+  'SystemRoot',
+];
 
 export interface LocalComputeOptions {
   /** Grace between SIGTERM and SIGKILL when none is given (default 10 s). */
@@ -51,14 +76,18 @@ interface Workload {
  * belong to this server: they are stopped when it shuts down, and killed if it exits abruptly.
  */
 @Injectable()
-export class LocalComputeProvider extends ComputeProvider implements BeforeApplicationShutdown, OnApplicationShutdown {
+export class LocalComputeProvider
+  extends ComputeProvider
+  implements BeforeApplicationShutdown, OnApplicationShutdown
+{
   readonly kind = 'local' as const;
   /** The only machine: this host. */
   readonly host = new HostMachine();
   private readonly workloads = new Map<string, Workload>();
   private readonly exitedOrder: string[] = [];
   private readonly listeners = new Set<ExitListener>();
-  private readonly options: Required<Omit<LocalComputeOptions, 'cwd' | 'logs'>> & Pick<LocalComputeOptions, 'cwd' | 'logs'>;
+  private readonly options: Required<Omit<LocalComputeOptions, 'cwd' | 'logs'>> &
+    Pick<LocalComputeOptions, 'cwd' | 'logs'>;
   // A crash or process.exit() skips the shutdown hooks; 'exit' still runs synchronous code.
   private readonly killOnExit = () => this.killAll('SIGKILL');
 
@@ -76,10 +105,12 @@ export class LocalComputeProvider extends ComputeProvider implements BeforeAppli
     if (argv.length === 0) {
       throw new WorkloadStartError(
         `nothing to run for image "${spec.image}": the local compute provider runs the template's dockerEntrypoint + dockerStartCmd ` +
-        'and does not pull images; set dockerStartCmd (e.g. ["node", "/abs/path/worker.mjs"])');
+          'and does not pull images; set dockerStartCmd (e.g. ["node", "/abs/path/worker.mjs"])',
+      );
     }
     const existing = this.workloads.get(spec.id);
-    if (existing && !existing.exitedAt) throw new WorkloadStartError(`workload ${spec.id} is already running`);
+    if (existing && !existing.exitedAt)
+      throw new WorkloadStartError(`workload ${spec.id} is already running`);
 
     const child = spawn(argv[0], argv.slice(1), {
       env: { ...inheritedEnv(), ...spec.env, ...spec.secretEnv },
@@ -91,21 +122,43 @@ export class LocalComputeProvider extends ComputeProvider implements BeforeAppli
       child.once('spawn', resolve);
       child.once('error', (err: NodeJS.ErrnoException) => {
         // No shell runs the command: a whole command line in one element is a likely mistake.
-        const hint = /\s/.test(argv[0]) ? ' (the command is an argv array: one element per word, no shell)' : '';
-        const reason = err.code === 'ENOENT' ? `command not found: ${argv[0]}${hint}` : err.code === 'EACCES' ? `permission denied: ${argv[0]}` : err.message;
+        const hint = /\s/.test(argv[0])
+          ? ' (the command is an argv array: one element per word, no shell)'
+          : '';
+        const reason =
+          err.code === 'ENOENT'
+            ? `command not found: ${argv[0]}${hint}`
+            : err.code === 'EACCES'
+              ? `permission denied: ${argv[0]}`
+              : err.message;
         reject(new WorkloadStartError(`cannot start ${spec.id}: ${reason}`));
       });
     });
 
-    child.on('error', (err) => this.logger.warn({ podId: spec.id, err: err.message }, 'worker process error'));
+    child.on('error', (err) =>
+      this.logger.warn({ podId: spec.id, err: err.message }, 'worker process error'),
+    );
     const logs = new LogRingBuffer(this.options.logs);
     child.stdout!.on('data', (chunk: Buffer) => logs.write('stdout', chunk));
     child.stderr!.on('data', (chunk: Buffer) => logs.write('stderr', chunk));
     // The process binds its ports on this host directly: each maps to itself.
-    const portMappings = Object.fromEntries((spec.ports ?? []).map((p) => Number.parseInt(p, 10)).filter((p) => p > 0).map((p) => [String(p), p]));
+    const portMappings = Object.fromEntries(
+      (spec.ports ?? [])
+        .map((p) => Number.parseInt(p, 10))
+        .filter((p) => p > 0)
+        .map((p) => [String(p), p]),
+    );
     const workload: Workload = {
-      ref: spec.id, child, pid: child.pid!, startedAt: new Date(), exitCode: null, signal: null,
-      stopRequested: false, logs, labels: spec.labels ?? {}, exited: undefined as unknown as Promise<WorkloadStatus>,
+      ref: spec.id,
+      child,
+      pid: child.pid!,
+      startedAt: new Date(),
+      exitCode: null,
+      signal: null,
+      stopRequested: false,
+      logs,
+      labels: spec.labels ?? {},
+      exited: undefined as unknown as Promise<WorkloadStatus>,
       placement: { machineId: this.host.id, publicIp: this.host.publicIp(), portMappings },
     };
     workload.exited = new Promise((resolve) => {
@@ -129,17 +182,45 @@ export class LocalComputeProvider extends ComputeProvider implements BeforeAppli
     });
     this.workloads.set(spec.id, workload);
     // argv[0] only: arguments and env may carry keys.
-    this.logger.info({ ...workload.labels, podId: spec.id, pid: workload.pid, command: argv[0], image: spec.image }, 'worker process started');
-    return { ref: spec.id, pid: workload.pid, startedAt: workload.startedAt, ...workload.placement };
+    this.logger.info(
+      {
+        ...workload.labels,
+        podId: spec.id,
+        pid: workload.pid,
+        command: argv[0],
+        image: spec.image,
+      },
+      'worker process started',
+    );
+    return {
+      ref: spec.id,
+      pid: workload.pid,
+      startedAt: workload.startedAt,
+      ...workload.placement,
+    };
   }
 
   /** Bookkeeping of an ended workload: remembered for a while, listeners told. */
   private finish(workload: Workload): WorkloadStatus {
     const status = this.describe(workload);
     this.remember(workload.ref);
-    this.logger.info({ ...workload.labels, podId: workload.ref, pid: workload.pid, exitCode: workload.exitCode, signal: workload.signal, stopRequested: workload.stopRequested }, 'worker process exited');
+    this.logger.info(
+      {
+        ...workload.labels,
+        podId: workload.ref,
+        pid: workload.pid,
+        exitCode: workload.exitCode,
+        signal: workload.signal,
+        stopRequested: workload.stopRequested,
+      },
+      'worker process exited',
+    );
     for (const listener of this.listeners) {
-      try { listener(status); } catch (err) { this.logger.error({ err: String(err) }, 'exit listener failed'); }
+      try {
+        listener(status);
+      } catch (err) {
+        this.logger.error({ err: String(err) }, 'exit listener failed');
+      }
     }
     return status;
   }
@@ -152,7 +233,10 @@ export class LocalComputeProvider extends ComputeProvider implements BeforeAppli
     const graceMs = options.graceMs ?? this.options.defaultGraceMs;
     this.sendSignal(workload, 'SIGTERM');
     const timer = setTimeout(() => {
-      this.logger.warn({ podId: ref, pid: workload.pid, graceMs }, 'worker did not exit after SIGTERM: sending SIGKILL');
+      this.logger.warn(
+        { podId: ref, pid: workload.pid, graceMs },
+        'worker did not exit after SIGTERM: sending SIGKILL',
+      );
       this.sendSignal(workload, 'SIGKILL');
     }, graceMs);
     try {
@@ -224,14 +308,24 @@ export class LocalComputeProvider extends ComputeProvider implements BeforeAppli
     try {
       process.kill(-workload.pid, signal);
     } catch {
-      try { workload.child.kill(signal); } catch { /* already gone */ }
+      try {
+        workload.child.kill(signal);
+      } catch {
+        /* already gone */
+      }
     }
   }
 
   private describe(w: Workload): WorkloadStatus {
     return {
-      ref: w.ref, pid: w.pid, startedAt: w.startedAt, exitedAt: w.exitedAt, exitCode: w.exitCode, signal: w.signal,
-      stopRequested: w.stopRequested, state: w.exitedAt ? 'exited' : w.stopRequested ? 'stopping' : 'running',
+      ref: w.ref,
+      pid: w.pid,
+      startedAt: w.startedAt,
+      exitedAt: w.exitedAt,
+      exitCode: w.exitCode,
+      signal: w.signal,
+      stopRequested: w.stopRequested,
+      state: w.exitedAt ? 'exited' : w.stopRequested ? 'stopping' : 'running',
       ...(w.exitedAt ? {} : w.placement),
     };
   }

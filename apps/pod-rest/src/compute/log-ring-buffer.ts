@@ -25,7 +25,10 @@ export class LogRingBuffer {
   private head = 0; // index of the oldest kept line (avoids shifting the array on every drop)
   private chars = 0;
   private readonly pending: Record<Stream, string> = { stdout: '', stderr: '' };
-  private readonly decoders: Record<Stream, StringDecoder> = { stdout: new StringDecoder('utf8'), stderr: new StringDecoder('utf8') };
+  private readonly decoders: Record<Stream, StringDecoder> = {
+    stdout: new StringDecoder('utf8'),
+    stderr: new StringDecoder('utf8'),
+  };
 
   constructor(options: LogRingBufferOptions = {}) {
     this.maxLines = options.maxLines ?? 1000;
@@ -34,7 +37,9 @@ export class LogRingBuffer {
   }
 
   write(stream: Stream, chunk: Buffer | string): void {
-    const text = this.pending[stream] + (typeof chunk === 'string' ? chunk : this.decoders[stream].write(chunk));
+    const text =
+      this.pending[stream] +
+      (typeof chunk === 'string' ? chunk : this.decoders[stream].write(chunk));
     const parts = text.split('\n');
     this.pending[stream] = parts.pop() ?? '';
     for (const part of parts) this.add(stream, part.endsWith('\r') ? part.slice(0, -1) : part);
@@ -65,7 +70,10 @@ export class LogRingBuffer {
       this.lines.push({ at: new Date(), stream, text: piece });
       this.chars += piece.length;
     }
-    while (this.lines.length - this.head > this.maxLines || (this.chars > this.maxChars && this.lines.length - this.head > 1)) {
+    while (
+      this.lines.length - this.head > this.maxLines ||
+      (this.chars > this.maxChars && this.lines.length - this.head > 1)
+    ) {
       this.chars -= this.lines[this.head].text.length;
       this.head++;
     }

@@ -4,10 +4,14 @@ import { QueryFlag } from '../http/query-flags.js';
 /** Query of `GET /v1/endpoints` and `GET /v1/endpoints/{id}` (reference §4.1). */
 export class EndpointQuery {
   /** Embeds the endpoint's template as `template`. */
-  @IsOptional() @QueryFlag() @IsBoolean({ message: 'includeTemplate must be true or false' })
+  @IsOptional()
+  @QueryFlag()
+  @IsBoolean({ message: 'includeTemplate must be true or false' })
   includeTemplate?: boolean;
 
   /** Accepted; listing the endpoint's worker Pods as `workers` is not implemented yet. */
-  @IsOptional() @QueryFlag() @IsBoolean({ message: 'includeWorkers must be true or false' })
+  @IsOptional()
+  @QueryFlag()
+  @IsBoolean({ message: 'includeWorkers must be true or false' })
   includeWorkers?: boolean;
 }

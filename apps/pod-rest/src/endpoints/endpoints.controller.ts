@@ -11,8 +11,16 @@ import { EndpointsService } from './endpoints.service.js';
  * update by PATCH or `POST .../update`, delete 204. Another user's endpoint is "not found".
  */
 /** An endpoint, with its template under `template` when `includeTemplate=true`. */
-const WITH_TEMPLATE = { allOf: [schemaRef('Endpoint'), { type: 'object', properties: { template: schemaRef('Template') } }] };
-const UPDATED = { description: 'The endpoint after the change (a new `version` when its workers must be replaced).', schema: schemaRef('Endpoint') };
+const WITH_TEMPLATE = {
+  allOf: [
+    schemaRef('Endpoint'),
+    { type: 'object', properties: { template: schemaRef('Template') } },
+  ],
+};
+const UPDATED = {
+  description: 'The endpoint after the change (a new `version` when its workers must be replaced).',
+  schema: schemaRef('Endpoint'),
+};
 
 @ApiTags('Endpoints')
 @Controller('v1/endpoints')
@@ -20,7 +28,11 @@ export class EndpointsController {
   constructor(private readonly endpoints: EndpointsService) {}
 
   @Post()
-  @ApiOperation({ summary: 'Create a serverless endpoint', description: 'Defaults: workersMin 0, workersMax 3, idleTimeout 5 s, scalerType QUEUE_DELAY, scalerValue 4, executionTimeoutMs 600000.' })
+  @ApiOperation({
+    summary: 'Create a serverless endpoint',
+    description:
+      'Defaults: workersMin 0, workersMax 3, idleTimeout 5 s, scalerType QUEUE_DELAY, scalerValue 4, executionTimeoutMs 600000.',
+  })
   @ApiOkResponse({ description: 'The endpoint.', schema: schemaRef('Endpoint') })
   @ApiError(400, 'Invalid field, or `templateId` names no template the caller may use.')
   @ApiError(503)
@@ -30,7 +42,7 @@ export class EndpointsController {
   }
 
   @Get()
-  @ApiOperation({ summary: 'List the caller\'s endpoints' })
+  @ApiOperation({ summary: "List the caller's endpoints" })
   @ApiOkResponse({ description: 'The endpoints.', schema: { type: 'array', items: WITH_TEMPLATE } })
   list(@CurrentPrincipal() principal: Principal, @Query() query: EndpointQuery) {
     return this.endpoints.list(principal, query.includeTemplate ?? false);
@@ -40,7 +52,11 @@ export class EndpointsController {
   @ApiOperation({ summary: 'Get an endpoint' })
   @ApiOkResponse({ description: 'The endpoint.', schema: WITH_TEMPLATE })
   @ApiErrors(404)
-  get(@CurrentPrincipal() principal: Principal, @Param('endpointId') endpointId: string, @Query() query: EndpointQuery) {
+  get(
+    @CurrentPrincipal() principal: Principal,
+    @Param('endpointId') endpointId: string,
+    @Query() query: EndpointQuery,
+  ) {
     return this.endpoints.get(principal, endpointId, query.includeTemplate ?? false);
   }
 
@@ -48,25 +64,42 @@ export class EndpointsController {
   @ApiOperation({ summary: 'Update an endpoint', description: 'Only the fields given change.' })
   @ApiOkResponse(UPDATED)
   @ApiErrors(404, 503)
-  update(@CurrentPrincipal() principal: Principal, @Param('endpointId') endpointId: string, @Body() body: EndpointUpdateDto) {
+  update(
+    @CurrentPrincipal() principal: Principal,
+    @Param('endpointId') endpointId: string,
+    @Body() body: EndpointUpdateDto,
+  ) {
     return this.endpoints.update(principal, endpointId, body);
   }
 
   @Post(':endpointId/update')
-  @ApiOperation({ summary: 'Update an endpoint (POST form)', description: 'Only the fields given change.' })
+  @ApiOperation({
+    summary: 'Update an endpoint (POST form)',
+    description: 'Only the fields given change.',
+  })
   @ApiOkResponse(UPDATED)
   @ApiErrors(404, 503)
   @HttpCode(200)
-  updateByPost(@CurrentPrincipal() principal: Principal, @Param('endpointId') endpointId: string, @Body() body: EndpointUpdateDto) {
+  updateByPost(
+    @CurrentPrincipal() principal: Principal,
+    @Param('endpointId') endpointId: string,
+    @Body() body: EndpointUpdateDto,
+  ) {
     return this.endpoints.update(principal, endpointId, body);
   }
 
   @Delete(':endpointId')
-  @ApiOperation({ summary: 'Delete an endpoint', description: 'Its queued and running jobs are cancelled and its workers stopped.' })
+  @ApiOperation({
+    summary: 'Delete an endpoint',
+    description: 'Its queued and running jobs are cancelled and its workers stopped.',
+  })
   @ApiNoContentResponse({ description: 'Deleted.' })
   @ApiErrors(404)
   @HttpCode(204)
-  async delete(@CurrentPrincipal() principal: Principal, @Param('endpointId') endpointId: string): Promise<void> {
+  async delete(
+    @CurrentPrincipal() principal: Principal,
+    @Param('endpointId') endpointId: string,
+  ): Promise<void> {
     await this.endpoints.delete(principal, endpointId);
   }
 }

@@ -1,7 +1,14 @@
 import { Injectable } from '@nestjs/common';
 import { Bus } from '@runplane/bus';
 import {
-  EndpointCreateDto, EndpointUpdateDto, RunplaneError, SchedulerRpc, TemplateRpc, type Endpoint, type Principal, type Template,
+  EndpointCreateDto,
+  EndpointUpdateDto,
+  RunplaneError,
+  SchedulerRpc,
+  TemplateRpc,
+  type Endpoint,
+  type Principal,
+  type Template,
 } from '@runplane/contracts';
 import { declaredFields } from '../http/declared-fields.js';
 
@@ -16,22 +23,38 @@ export class EndpointsService {
   constructor(private readonly bus: Bus) {}
 
   create(principal: Principal, body: EndpointCreateDto): Promise<Endpoint> {
-    return this.bus.request(SchedulerRpc.createEndpoint, { ownerId: principal.userId, endpoint: declaredFields(EndpointCreateDto, body) });
+    return this.bus.request(SchedulerRpc.createEndpoint, {
+      ownerId: principal.userId,
+      endpoint: declaredFields(EndpointCreateDto, body),
+    });
   }
 
   async list(principal: Principal, includeTemplate: boolean): Promise<EndpointView[]> {
-    const endpoints = await this.bus.request(SchedulerRpc.listEndpoints, { ownerId: principal.userId });
+    const endpoints = await this.bus.request(SchedulerRpc.listEndpoints, {
+      ownerId: principal.userId,
+    });
     return includeTemplate ? this.withTemplates(principal, endpoints) : endpoints;
   }
 
-  async get(principal: Principal, endpointId: string, includeTemplate: boolean): Promise<EndpointView> {
-    const endpoint = await this.bus.request(SchedulerRpc.getEndpoint, { ownerId: principal.userId, endpointId });
+  async get(
+    principal: Principal,
+    endpointId: string,
+    includeTemplate: boolean,
+  ): Promise<EndpointView> {
+    const endpoint = await this.bus.request(SchedulerRpc.getEndpoint, {
+      ownerId: principal.userId,
+      endpointId,
+    });
     return includeTemplate ? (await this.withTemplates(principal, [endpoint]))[0] : endpoint;
   }
 
   update(principal: Principal, endpointId: string, body: EndpointUpdateDto): Promise<Endpoint> {
     const changes = declaredFields(EndpointUpdateDto, body, ['networkVolumeId']);
-    return this.bus.request(SchedulerRpc.updateEndpoint, { ownerId: principal.userId, endpointId, changes });
+    return this.bus.request(SchedulerRpc.updateEndpoint, {
+      ownerId: principal.userId,
+      endpointId,
+      changes,
+    });
   }
 
   async delete(principal: Principal, endpointId: string): Promise<void> {
@@ -39,16 +62,26 @@ export class EndpointsService {
   }
 
   /** `includeTemplate=true`: each endpoint with its template (left out when the template is gone). */
-  private async withTemplates(principal: Principal, endpoints: Endpoint[]): Promise<EndpointView[]> {
+  private async withTemplates(
+    principal: Principal,
+    endpoints: Endpoint[],
+  ): Promise<EndpointView[]> {
     const ids = [...new Set(endpoints.map((e) => e.templateId))];
     const found = new Map<string, Template>();
-    await Promise.all(ids.map(async (templateId) => {
-      try {
-        found.set(templateId, await this.bus.request(TemplateRpc.get, { ownerId: principal.userId, templateId }));
-      } catch (err) {
-        if (!(err instanceof RunplaneError && err.status === 404)) throw err;
-      }
-    }));
-    return endpoints.map((e) => (found.has(e.templateId) ? { ...e, template: found.get(e.templateId) } : e));
+    await Promise.all(
+      ids.map(async (templateId) => {
+        try {
+          found.set(
+            templateId,
+            await this.bus.request(TemplateRpc.get, { ownerId: principal.userId, templateId }),
+          );
+        } catch (err) {
+          if (!(err instanceof RunplaneError && err.status === 404)) throw err;
+        }
+      }),
+    );
+    return endpoints.map((e) =>
+      found.has(e.templateId) ? { ...e, template: found.get(e.templateId) } : e,
+    );
   }
 }

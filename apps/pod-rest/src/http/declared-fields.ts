@@ -7,7 +7,11 @@ const cache = new Map<Function, ReadonlySet<string>>();
 function declared(cls: Function): ReadonlySet<string> {
   let names = cache.get(cls);
   if (!names) {
-    names = new Set(getMetadataStorage().getTargetValidationMetadatas(cls, '', true, false).map((m) => m.propertyName));
+    names = new Set(
+      getMetadataStorage()
+        .getTargetValidationMetadatas(cls, '', true, false)
+        .map((m) => m.propertyName),
+    );
     cache.set(cls, names);
   }
   return names;
@@ -18,8 +22,16 @@ function declared(cls: Function): ReadonlySet<string> {
  * send extras) rather than forwarded to the owning service. `null` means "not given" except for
  * the fields listed in `nullable`, where it clears the value.
  */
-export function declaredFields<T extends object>(cls: new () => T, body: T, nullable: ReadonlyArray<keyof T> = []): T {
+export function declaredFields<T extends object>(
+  cls: new () => T,
+  body: T,
+  nullable: ReadonlyArray<keyof T> = [],
+): T {
   const names = declared(cls);
-  return Object.fromEntries(Object.entries(body ?? {}).filter(([k, v]) =>
-    names.has(k) && v !== undefined && (v !== null || nullable.includes(k as keyof T)))) as T;
+  return Object.fromEntries(
+    Object.entries(body ?? {}).filter(
+      ([k, v]) =>
+        names.has(k) && v !== undefined && (v !== null || nullable.includes(k as keyof T)),
+    ),
+  ) as T;
 }

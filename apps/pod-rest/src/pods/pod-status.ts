@@ -6,12 +6,27 @@ export const statusChange = {
   started: (at: Date) => `Started as a serverless worker: ${at.toISOString()}`,
   startFailed: (reason: string, at: Date) => `Failed to start (${reason}): ${at.toISOString()}`,
   terminated: (at: Date) => `Terminated by the scheduler: ${at.toISOString()}`,
-  exited: (exit: { exitCode: number | null; signal: string | null; stopRequested: boolean; terminated: boolean }, at: Date) => {
-    const how = exit.signal ? `killed by ${exit.signal}` : `exit code ${exit.exitCode ?? 'unknown'}`;
-    const why = exit.terminated ? 'Terminated by the scheduler' : exit.stopRequested ? 'Stopped with the server' : 'Exited';
+  exited: (
+    exit: {
+      exitCode: number | null;
+      signal: string | null;
+      stopRequested: boolean;
+      terminated: boolean;
+    },
+    at: Date,
+  ) => {
+    const how = exit.signal
+      ? `killed by ${exit.signal}`
+      : `exit code ${exit.exitCode ?? 'unknown'}`;
+    const why = exit.terminated
+      ? 'Terminated by the scheduler'
+      : exit.stopRequested
+        ? 'Stopped with the server'
+        : 'Exited';
     return `${why} (${how}): ${at.toISOString()}`;
   },
-  lostOnRestart: (at: Date) => `Exited (its process did not survive a restart of the server): ${at.toISOString()}`,
+  lostOnRestart: (at: Date) =>
+    `Exited (its process did not survive a restart of the server): ${at.toISOString()}`,
   // Pods of users (POST /v1/pods) rather than serverless workers.
   podStarting: (at: Date) => `Starting: ${at.toISOString()}`,
   podStarted: (at: Date) => `Started: ${at.toISOString()}`,
@@ -19,9 +34,27 @@ export const statusChange = {
   podRunningOn: (machineId: string, at: Date) => `Running on ${machineId}: ${at.toISOString()}`,
   podNotStarted: (reason: string, at: Date) => `Not started (${reason}): ${at.toISOString()}`,
   podStopping: (at: Date) => `Stopping: ${at.toISOString()}`,
-  podExited: (exit: { exitCode: number | null; signal: string | null; by: 'user' | 'server' | 'itself' | 'deletion'; reason?: string }, at: Date) => {
-    const how = [exit.signal ? `killed by ${exit.signal}` : `exit code ${exit.exitCode ?? 'unknown'}`, exit.reason].filter(Boolean).join(', ');
-    const why = { user: 'Stopped', server: 'Stopped with the server', itself: 'Exited', deletion: 'Terminated' }[exit.by];
+  podExited: (
+    exit: {
+      exitCode: number | null;
+      signal: string | null;
+      by: 'user' | 'server' | 'itself' | 'deletion';
+      reason?: string;
+    },
+    at: Date,
+  ) => {
+    const how = [
+      exit.signal ? `killed by ${exit.signal}` : `exit code ${exit.exitCode ?? 'unknown'}`,
+      exit.reason,
+    ]
+      .filter(Boolean)
+      .join(', ');
+    const why = {
+      user: 'Stopped',
+      server: 'Stopped with the server',
+      itself: 'Exited',
+      deletion: 'Terminated',
+    }[exit.by];
     return `${why} (${how}): ${at.toISOString()}`;
   },
   podTerminated: (at: Date) => `Terminated: ${at.toISOString()}`,

@@ -3,7 +3,13 @@ import { Bus } from '@runplane/bus';
 import { RunplaneError, TemplateRpc, type Pod, type Template } from '@runplane/contracts';
 import { CatalogueService } from '../catalogue/catalogue.service.js';
 import { machineView } from '../catalogue/machine-view.js';
-import { adjustedCost, gpuObject, plansFor, podCost, savingsPlanView } from '../catalogue/pricing.js';
+import {
+  adjustedCost,
+  gpuObject,
+  plansFor,
+  podCost,
+  savingsPlanView,
+} from '../catalogue/pricing.js';
 import { ComputeProvider } from '../compute/compute-provider.js';
 import type { PodRow } from './pods.repository.js';
 
@@ -17,7 +23,11 @@ export interface PodIncludes {
 /** Pod rows as REST v1 returns them (spec "Pod (REST response)"), priced from the catalogue. */
 @Injectable()
 export class PodViews {
-  constructor(private readonly catalogue: CatalogueService, private readonly compute: ComputeProvider, private readonly bus: Bus) {}
+  constructor(
+    private readonly catalogue: CatalogueService,
+    private readonly compute: ComputeProvider,
+    private readonly bus: Bus,
+  ) {}
 
   async render(row: PodRow, include: PodIncludes = {}): Promise<Pod> {
     return (await this.renderMany([row], include))[0];
@@ -26,10 +36,13 @@ export class PodViews {
   async renderMany(rows: PodRow[], include: PodIncludes = {}): Promise<Pod[]> {
     const catalogue = this.catalogue.get();
     const now = new Date();
-    const templates = include.includeTemplate ? await this.templates(rows) : new Map<string, Template>();
+    const templates = include.includeTemplate
+      ? await this.templates(rows)
+      : new Map<string, Template>();
     const machines = new Map<string, Awaited<ReturnType<ComputeProvider['describeMachine']>>>();
     if (include.includeMachine) {
-      for (const id of new Set(rows.map((r) => this.machineIdOf(r)).filter(Boolean))) machines.set(id, await this.compute.describeMachine(id).catch(() => null));
+      for (const id of new Set(rows.map((r) => this.machineIdOf(r)).filter(Boolean)))
+        machines.set(id, await this.compute.describeMachine(id).catch(() => null));
     }
     return rows.map((row) => {
       const priced = { ...row, gpuTypeId: row.gpuTypeId ?? null };
@@ -45,12 +58,15 @@ export class PodViews {
         consumerUserId: row.ownerId,
         containerDiskInGb: row.containerDiskInGb,
         containerRegistryAuthId: row.containerRegistryAuthId ?? null,
-        cpuFlavorId: row.computeType === 'CPU' ? row.cpuFlavorId ?? null : null,
+        cpuFlavorId: row.computeType === 'CPU' ? (row.cpuFlavorId ?? null) : null,
         desiredStatus: row.desiredStatus,
         dockerEntrypoint: row.dockerEntrypoint,
         dockerStartCmd: row.dockerStartCmd,
         env: (row.env ?? {}) as Record<string, string>,
-        gpu: row.computeType === 'GPU' && row.gpuTypeId ? gpuObject(catalogue, row.gpuTypeId, row.gpuCount) : null,
+        gpu:
+          row.computeType === 'GPU' && row.gpuTypeId
+            ? gpuObject(catalogue, row.gpuTypeId, row.gpuCount)
+            : null,
         image: row.image,
         imageName: row.image,
         interruptible: row.interruptible,
@@ -68,17 +84,26 @@ export class PodViews {
         volumeInGb: row.volumeInGb,
         volumeMountPath: row.volumeMountPath ?? null,
         networkVolumeId: row.networkVolumeId ?? null,
-        gpuTypeId: row.computeType === 'GPU' ? row.gpuTypeId ?? null : null,
+        gpuTypeId: row.computeType === 'GPU' ? (row.gpuTypeId ?? null) : null,
         gpuCount: row.computeType === 'GPU' ? row.gpuCount : 0,
         createdAt: row.createdAt.toISOString(),
       };
-      if (include.includeMachine && machineId) pod.machine = machineView(catalogue, machineId, machines.get(machineId) ?? null, priced);
+      if (include.includeMachine && machineId)
+        pod.machine = machineView(catalogue, machineId, machines.get(machineId) ?? null, priced);
       if (include.includeNetworkVolume && row.networkVolumeId) {
         const volume = catalogue.networkVolumes.find((v) => v.id === row.networkVolumeId);
-        if (volume) pod.networkVolume = { id: volume.id, name: volume.name, size: volume.size, dataCenterId: volume.dataCenterId ?? catalogue.defaults.dataCenterId };
+        if (volume)
+          pod.networkVolume = {
+            id: volume.id,
+            name: volume.name,
+            size: volume.size,
+            dataCenterId: volume.dataCenterId ?? catalogue.defaults.dataCenterId,
+          };
       }
-      if (include.includeSavingsPlans) pod.savingsPlans = plansFor(catalogue, priced, now).map((p) => savingsPlanView(p, row.id));
-      if (include.includeTemplate && row.templateId && templates.has(row.templateId)) pod.template = templates.get(row.templateId);
+      if (include.includeSavingsPlans)
+        pod.savingsPlans = plansFor(catalogue, priced, now).map((p) => savingsPlanView(p, row.id));
+      if (include.includeTemplate && row.templateId && templates.has(row.templateId))
+        pod.template = templates.get(row.templateId);
       return pod;
     });
   }
@@ -92,13 +117,15 @@ export class PodViews {
   private async templates(rows: PodRow[]): Promise<Map<string, Template>> {
     const found = new Map<string, Template>();
     const wanted = new Map(rows.filter((r) => r.templateId).map((r) => [r.templateId!, r.ownerId]));
-    await Promise.all([...wanted].map(async ([templateId, ownerId]) => {
-      try {
-        found.set(templateId, await this.bus.request(TemplateRpc.get, { ownerId, templateId }));
-      } catch (err) {
-        if (!(err instanceof RunplaneError && err.status === 404)) throw err;
-      }
-    }));
+    await Promise.all(
+      [...wanted].map(async ([templateId, ownerId]) => {
+        try {
+          found.set(templateId, await this.bus.request(TemplateRpc.get, { ownerId, templateId }));
+        } catch (err) {
+          if (!(err instanceof RunplaneError && err.status === 404)) throw err;
+        }
+      }),
+    );
     return found;
   }
 }

@@ -108,7 +108,9 @@ export class PodsRepository {
 
   /** The owner's Pod as the API shows it: not deleted; serverless workers only when asked for. */
   findVisible(ownerId: string, id: string, includeWorkers = true): Promise<PodRow | null> {
-    return this.db.pod.findFirst({ where: { id, ownerId, deletedAt: null, ...(includeWorkers ? {} : { endpointId: null }) } });
+    return this.db.pod.findFirst({
+      where: { id, ownerId, deletedAt: null, ...(includeWorkers ? {} : { endpointId: null }) },
+    });
   }
 
   /** The Pod whose current workload is `computeRef` (an older run's ref finds nothing). */
@@ -170,8 +172,16 @@ export class PodsRepository {
   }
 
   /** Applies changes only while the Pod's workload is still `computeRef` (a later run wins); true when it did. */
-  async updateRun(id: string, computeRef: string, changes: PodChanges, onlyIfNotExited = false): Promise<boolean> {
-    const { count } = await this.db.pod.updateMany({ where: { id, computeRef, ...(onlyIfNotExited ? { exitedAt: null } : {}) }, data: changes });
+  async updateRun(
+    id: string,
+    computeRef: string,
+    changes: PodChanges,
+    onlyIfNotExited = false,
+  ): Promise<boolean> {
+    const { count } = await this.db.pod.updateMany({
+      where: { id, computeRef, ...(onlyIfNotExited ? { exitedAt: null } : {}) },
+      data: changes,
+    });
     return count > 0;
   }
 
@@ -181,11 +191,15 @@ export class PodsRepository {
 
   /** Deleted users' Pods whose workload's end was not recorded. */
   findDeletedNotExited(): Promise<PodRow[]> {
-    return this.db.pod.findMany({ where: { deletedAt: { not: null }, exitedAt: null, endpointId: null } });
+    return this.db.pod.findMany({
+      where: { deletedAt: { not: null }, exitedAt: null, endpointId: null },
+    });
   }
 
   /** Deleted Pods are kept a day (template usage needs their last use for 2 minutes). */
   async purgeDeleted(before: Date): Promise<void> {
-    await this.db.pod.deleteMany({ where: { deletedAt: { lt: before }, OR: [{ exitedAt: { not: null } }, { computeRef: null }] } });
+    await this.db.pod.deleteMany({
+      where: { deletedAt: { lt: before }, OR: [{ exitedAt: { not: null } }, { computeRef: null }] },
+    });
   }
 }

@@ -1,13 +1,30 @@
-import { Inject, Injectable, type BeforeApplicationShutdown, type OnApplicationBootstrap, type OnApplicationShutdown } from '@nestjs/common';
+import {
+  Inject,
+  Injectable,
+  type BeforeApplicationShutdown,
+  type OnApplicationBootstrap,
+  type OnApplicationShutdown,
+} from '@nestjs/common';
 import { Bus } from '@runplane/bus';
 import {
-  MAX_POD_NAME, PodCreateDto, PodUpdateDto, RunplaneError, TemplateRpc, type Pod, type Principal, type Template,
+  MAX_POD_NAME,
+  PodCreateDto,
+  PodUpdateDto,
+  RunplaneError,
+  TemplateRpc,
+  type Pod,
+  type Principal,
+  type Template,
 } from '@runplane/contracts';
 import { LOGGER, type Logger } from '@runplane/platform';
 import { randomBytes } from 'node:crypto';
 import { CatalogueService } from '../catalogue/catalogue.service.js';
 import { sizePod } from '../catalogue/pricing.js';
-import { ComputeProvider, WorkloadStartError, type WorkloadStatus } from '../compute/compute-provider.js';
+import {
+  ComputeProvider,
+  WorkloadStartError,
+  type WorkloadStatus,
+} from '../compute/compute-provider.js';
 import { declaredFields } from '../http/declared-fields.js';
 import { SecretEnv } from '../secrets/secret-env.js';
 import { PodRestSettings } from '../settings.js';
@@ -17,7 +34,17 @@ import { PodsRepository, type PodChanges, type PodFilter, type PodRow } from './
 import { workloadSpec } from './workload-spec.js';
 
 /** Fields whose change alters what runs: a running Pod is restarted with them. */
-const RUNTIME_FIELDS = ['imageName', 'dockerEntrypoint', 'dockerStartCmd', 'env', 'ports', 'containerDiskInGb', 'volumeInGb', 'volumeMountPath', 'containerRegistryAuthId'] as const;
+const RUNTIME_FIELDS = [
+  'imageName',
+  'dockerEntrypoint',
+  'dockerStartCmd',
+  'env',
+  'ports',
+  'containerDiskInGb',
+  'volumeInGb',
+  'volumeMountPath',
+  'containerRegistryAuthId',
+] as const;
 const DAY_MS = 86_400_000;
 
 /**
@@ -28,7 +55,9 @@ const DAY_MS = 86_400_000;
  * only read.
  */
 @Injectable()
-export class PodsService implements OnApplicationBootstrap, BeforeApplicationShutdown, OnApplicationShutdown {
+export class PodsService
+  implements OnApplicationBootstrap, BeforeApplicationShutdown, OnApplicationShutdown
+{
   /** Actions per Pod run one after another on this instance (start while a stop is under way...). */
   private readonly locks = new Map<string, Promise<unknown>>();
   /** Workloads a user (or a deletion) stopped: their exit reads "Stopped", not "Stopped with the server". */
@@ -73,8 +102,16 @@ export class PodsService implements OnApplicationBootstrap, BeforeApplicationShu
 
   // ---- reads ---------------------------------------------------------------------------------
 
-  async get(principal: Principal, podId: string, include: PodIncludes & { includeWorkers?: boolean }): Promise<Pod> {
-    const row = await this.pods.findVisible(principal.userId, podId, include.includeWorkers ?? false);
+  async get(
+    principal: Principal,
+    podId: string,
+    include: PodIncludes & { includeWorkers?: boolean },
+  ): Promise<Pod> {
+    const row = await this.pods.findVisible(
+      principal.userId,
+      podId,
+      include.includeWorkers ?? false,
+    );
     if (!row) throw podNotFound(podId);
     return this.views.render(row, include);
   }
@@ -90,11 +127,19 @@ export class PodsService implements OnApplicationBootstrap, BeforeApplicationShu
     const template = body.templateId ? await this.template(principal, body.templateId) : undefined;
     const image = body.imageName ?? template?.imageName;
     if (!image) {
-      throw RunplaneError.badRequest('a Pod needs an image: give imageName, or a templateId whose image it runs', [{ path: 'imageName', message: 'imageName or templateId is required' }]);
+      throw RunplaneError.badRequest(
+        'a Pod needs an image: give imageName, or a templateId whose image it runs',
+        [{ path: 'imageName', message: 'imageName or templateId is required' }],
+      );
     }
     const catalogue = this.catalogue.get();
-    if (body.networkVolumeId && !catalogue.networkVolumes.some((v) => v.id === body.networkVolumeId)) {
-      throw RunplaneError.badRequest(`network volume ${body.networkVolumeId} does not exist`, [{ path: 'networkVolumeId', message: 'unknown network volume' }]);
+    if (
+      body.networkVolumeId &&
+      !catalogue.networkVolumes.some((v) => v.id === body.networkVolumeId)
+    ) {
+      throw RunplaneError.badRequest(`network volume ${body.networkVolumeId} does not exist`, [
+        { path: 'networkVolumeId', message: 'unknown network volume' },
+      ]);
     }
     const hardware = sizePod(catalogue, body);
     const env = { ...(template?.env ?? {}), ...(body.env ?? {}) };
@@ -132,11 +177,15 @@ export class PodsService implements OnApplicationBootstrap, BeforeApplicationShu
       locked: body.locked ?? false,
       volumeEncrypted: body.volumeEncrypted ?? false,
       globalNetworking: body.globalNetworking ?? false,
-      containerRegistryAuthId: body.containerRegistryAuthId ?? template?.containerRegistryAuthId ?? undefined,
+      containerRegistryAuthId:
+        body.containerRegistryAuthId ?? template?.containerRegistryAuthId ?? undefined,
       networkVolumeId: body.networkVolumeId,
     });
     if (!row) throw new RunplaneError(500, 'could not allocate a Pod id');
-    this.logger.info({ podId: id, ownerId: principal.userId, templateId: template?.id, image }, 'pod created');
+    this.logger.info(
+      { podId: id, ownerId: principal.userId, templateId: template?.id, image },
+      'pod created',
+    );
     return this.views.render(await this.exclusive(id, () => this.launch(row)));
   }
 
@@ -145,15 +194,30 @@ export class PodsService implements OnApplicationBootstrap, BeforeApplicationShu
       const pod = await this.owned(principal, podId);
       const body = declaredFields(PodUpdateDto, input, ['containerRegistryAuthId']);
       const changes: PodChanges = {
-        name: body.name, image: body.imageName, dockerEntrypoint: body.dockerEntrypoint, dockerStartCmd: body.dockerStartCmd,
-        env: body.env, ports: body.ports, containerDiskInGb: body.containerDiskInGb, volumeInGb: body.volumeInGb,
-        volumeMountPath: body.volumeMountPath, containerRegistryAuthId: body.containerRegistryAuthId, locked: body.locked,
+        name: body.name,
+        image: body.imageName,
+        dockerEntrypoint: body.dockerEntrypoint,
+        dockerStartCmd: body.dockerStartCmd,
+        env: body.env,
+        ports: body.ports,
+        containerDiskInGb: body.containerDiskInGb,
+        volumeInGb: body.volumeInGb,
+        volumeMountPath: body.volumeMountPath,
+        containerRegistryAuthId: body.containerRegistryAuthId,
+        locked: body.locked,
         globalNetworking: body.globalNetworking,
       };
-      for (const k of Object.keys(changes) as Array<keyof PodChanges>) if (changes[k] === undefined) delete changes[k];
-      const restart = RUNTIME_FIELDS.some((f) => body[f] !== undefined) && (await this.isRunning(pod));
-      if (restart && pod.locked && body.locked !== false) throw podLocked(pod.id, 'changed while it runs (the change restarts it)');
-      this.checkRunnable(changes.dockerEntrypoint ?? pod.dockerEntrypoint, changes.dockerStartCmd ?? pod.dockerStartCmd, changes.image ?? pod.image);
+      for (const k of Object.keys(changes) as Array<keyof PodChanges>)
+        if (changes[k] === undefined) delete changes[k];
+      const restart =
+        RUNTIME_FIELDS.some((f) => body[f] !== undefined) && (await this.isRunning(pod));
+      if (restart && pod.locked && body.locked !== false)
+        throw podLocked(pod.id, 'changed while it runs (the change restarts it)');
+      this.checkRunnable(
+        changes.dockerEntrypoint ?? pod.dockerEntrypoint,
+        changes.dockerStartCmd ?? pod.dockerStartCmd,
+        changes.image ?? pod.image,
+      );
       if (changes.env) await this.secretEnv.resolve(pod.ownerId, changes.env);
       await this.pods.update(pod.id, changes);
       let row = await this.pods.reload(pod.id);
@@ -170,9 +234,20 @@ export class PodsService implements OnApplicationBootstrap, BeforeApplicationShu
     await this.exclusive(podId, async () => {
       const pod = await this.owned(principal, podId);
       const now = new Date();
-      await this.pods.update(pod.id, { desiredStatus: 'TERMINATED', deletedAt: now, lastStatusChange: statusChange.podTerminated(now) });
+      await this.pods.update(pod.id, {
+        desiredStatus: 'TERMINATED',
+        deletedAt: now,
+        lastStatusChange: statusChange.podTerminated(now),
+      });
       await this.halt(pod, 'deletion');
-      await this.compute.deleteVolume(pod.id).catch((err) => this.logger.error({ podId: pod.id, err: String(err) }, 'could not delete the volume of a deleted pod'));
+      await this.compute
+        .deleteVolume(pod.id)
+        .catch((err) =>
+          this.logger.error(
+            { podId: pod.id, err: String(err) },
+            'could not delete the volume of a deleted pod',
+          ),
+        );
       this.logger.info({ podId: pod.id }, 'pod deleted');
     });
   }
@@ -190,7 +265,11 @@ export class PodsService implements OnApplicationBootstrap, BeforeApplicationShu
       const pod = await this.owned(principal, podId);
       if (pod.locked) throw podLocked(pod.id, 'stopped');
       const now = new Date();
-      if (pod.desiredStatus !== 'EXITED') await this.pods.update(pod.id, { desiredStatus: 'EXITED', lastStatusChange: statusChange.podStopping(now) });
+      if (pod.desiredStatus !== 'EXITED')
+        await this.pods.update(pod.id, {
+          desiredStatus: 'EXITED',
+          lastStatusChange: statusChange.podStopping(now),
+        });
       await this.halt(pod, 'user');
       return this.views.render(await this.pods.reload(pod.id));
     });
@@ -226,42 +305,84 @@ export class PodsService implements OnApplicationBootstrap, BeforeApplicationShu
   private async launch(pod: PodRow): Promise<PodRow> {
     const now = new Date();
     if (this.compute.kind === 'local' && !this.settings.localPodProcesses) {
-      await this.pods.update(pod.id, { desiredStatus: 'EXITED', lastStatusChange: statusChange.podNotStarted('this server does not run Pod processes: RUNPLANE_LOCAL_POD_PROCESSES=false', now), exitedAt: now });
+      await this.pods.update(pod.id, {
+        desiredStatus: 'EXITED',
+        lastStatusChange: statusChange.podNotStarted(
+          'this server does not run Pod processes: RUNPLANE_LOCAL_POD_PROCESSES=false',
+          now,
+        ),
+        exitedAt: now,
+      });
       return this.pods.reload(pod.id);
     }
     const run = pod.runs + 1;
     const ref = `${pod.id}-${run}`;
     await this.pods.update(pod.id, {
-      runs: run, computeRef: ref, desiredStatus: 'RUNNING', lastStatusChange: statusChange.podStarting(now),
-      exitedAt: null, exitCode: null, publicIp: null, portMappings: {}, machineId: '',
+      runs: run,
+      computeRef: ref,
+      desiredStatus: 'RUNNING',
+      lastStatusChange: statusChange.podStarting(now),
+      exitedAt: null,
+      exitCode: null,
+      publicIp: null,
+      portMappings: {},
+      machineId: '',
     });
     const row = await this.pods.reload(pod.id);
     const fail = async (reason: string) => {
       const at = new Date();
-      await this.pods.updateRun(pod.id, ref, { desiredStatus: 'EXITED', lastStatusChange: statusChange.startFailed(reason, at), exitedAt: at });
+      await this.pods.updateRun(pod.id, ref, {
+        desiredStatus: 'EXITED',
+        lastStatusChange: statusChange.startFailed(reason, at),
+        exitedAt: at,
+      });
     };
     let resolved: Record<string, string>;
     try {
       // Resolved for the workload only (contract §8): never stored, logged or returned.
-      resolved = await this.secretEnv.resolve(pod.ownerId, (row.env ?? {}) as Record<string, string>);
+      resolved = await this.secretEnv.resolve(
+        pod.ownerId,
+        (row.env ?? {}) as Record<string, string>,
+      );
     } catch (err) {
       const known = err instanceof RunplaneError && err.status < 500;
       await fail(known ? err.message : 'its secrets could not be resolved');
       return this.pods.reload(pod.id);
     }
     try {
-      const handle = await this.compute.start(workloadSpec(row, {
-        ref, resolvedEnv: resolved, extraEnv: { RUNPOD_POD_ID: pod.id }, catalogue: this.catalogue.get(), persistentVolume: true,
-        labels: { podId: pod.id, ownerId: pod.ownerId, ...(pod.templateId ? { templateId: pod.templateId } : {}) },
-      }));
-      await this.pods.updateRun(pod.id, ref, {
-        lastStartedAt: handle.startedAt,
-        lastStatusChange: this.compute.kind === 'local' ? statusChange.podStarted(handle.startedAt) : statusChange.podStarting(handle.startedAt),
-        machineId: handle.machineId ?? '', publicIp: handle.publicIp ?? null, portMappings: handle.portMappings ?? {},
-      }, true);
+      const handle = await this.compute.start(
+        workloadSpec(row, {
+          ref,
+          resolvedEnv: resolved,
+          extraEnv: { RUNPOD_POD_ID: pod.id },
+          catalogue: this.catalogue.get(),
+          persistentVolume: true,
+          labels: {
+            podId: pod.id,
+            ownerId: pod.ownerId,
+            ...(pod.templateId ? { templateId: pod.templateId } : {}),
+          },
+        }),
+      );
+      await this.pods.updateRun(
+        pod.id,
+        ref,
+        {
+          lastStartedAt: handle.startedAt,
+          lastStatusChange:
+            this.compute.kind === 'local'
+              ? statusChange.podStarted(handle.startedAt)
+              : statusChange.podStarting(handle.startedAt),
+          machineId: handle.machineId ?? '',
+          publicIp: handle.publicIp ?? null,
+          portMappings: handle.portMappings ?? {},
+        },
+        true,
+      );
       this.logger.info({ podId: pod.id, ref, pid: handle.pid }, 'pod started');
     } catch (err) {
-      if (!(err instanceof WorkloadStartError)) this.logger.error({ podId: pod.id, err: String(err) }, 'starting a pod failed');
+      if (!(err instanceof WorkloadStartError))
+        this.logger.error({ podId: pod.id, err: String(err) }, 'starting a pod failed');
       await fail(err instanceof WorkloadStartError ? err.message : 'internal error');
     }
     return this.pods.reload(pod.id);
@@ -292,11 +413,22 @@ export class PodsService implements OnApplicationBootstrap, BeforeApplicationShu
     if (!pod || pod.endpointId) return; // an older run, or a serverless worker (WorkersService records those)
     const at = status.exitedAt ?? new Date();
     const by = this.stoppedBy.get(status.ref) ?? (status.stopRequested ? 'server' : 'itself');
-    const done = await this.pods.updateRun(pod.id, status.ref, {
-      desiredStatus: pod.deletedAt ? 'TERMINATED' : 'EXITED',
-      exitedAt: at, exitCode: status.exitCode, publicIp: null, portMappings: {},
-      lastStatusChange: statusChange.podExited({ exitCode: status.exitCode, signal: status.signal, by, reason: status.reason }, at),
-    }, true);
+    const done = await this.pods.updateRun(
+      pod.id,
+      status.ref,
+      {
+        desiredStatus: pod.deletedAt ? 'TERMINATED' : 'EXITED',
+        exitedAt: at,
+        exitCode: status.exitCode,
+        publicIp: null,
+        portMappings: {},
+        lastStatusChange: statusChange.podExited(
+          { exitCode: status.exitCode, signal: status.signal, by, reason: status.reason },
+          at,
+        ),
+      },
+      true,
+    );
     if (done) this.stoppedBy.delete(status.ref);
   }
 
@@ -306,9 +438,15 @@ export class PodsService implements OnApplicationBootstrap, BeforeApplicationShu
     const pod = await this.pods.findByComputeRef(status.ref);
     if (!pod) return;
     const now = new Date();
-    const changes: PodChanges = { machineId: status.machineId ?? pod.machineId, publicIp: status.publicIp ?? null, portMappings: status.portMappings ?? {} };
-    if (status.state === 'running' && status.machineId) changes.lastStatusChange = statusChange.podRunningOn(status.machineId, now);
-    else if (status.state === 'pending' && status.reason) changes.lastStatusChange = statusChange.podPending(status.reason, now);
+    const changes: PodChanges = {
+      machineId: status.machineId ?? pod.machineId,
+      publicIp: status.publicIp ?? null,
+      portMappings: status.portMappings ?? {},
+    };
+    if (status.state === 'running' && status.machineId)
+      changes.lastStatusChange = statusChange.podRunningOn(status.machineId, now);
+    else if (status.state === 'pending' && status.reason)
+      changes.lastStatusChange = statusChange.podPending(status.reason, now);
     await this.pods.updateRun(pod.id, status.ref, changes, true);
   }
 
@@ -316,11 +454,19 @@ export class PodsService implements OnApplicationBootstrap, BeforeApplicationShu
 
   /** The local provider runs commands and pulls nothing: a Pod without one cannot run here. */
   private checkRunnable(entrypoint: string[], command: string[], image: string): void {
-    if (this.compute.kind !== 'local' || !this.settings.localPodProcesses || entrypoint.length + command.length > 0) return;
-    throw new RunplaneError(400,
+    if (
+      this.compute.kind !== 'local' ||
+      !this.settings.localPodProcesses ||
+      entrypoint.length + command.length > 0
+    )
+      return;
+    throw new RunplaneError(
+      400,
       `nothing to run for image "${image}": the local compute provider runs dockerEntrypoint + dockerStartCmd and does not pull images; ` +
-      'set dockerStartCmd (e.g. ["node", "/abs/path/app.mjs"]), or use a template that has one',
-      [{ path: 'dockerStartCmd', message: 'must not be empty to run Pods locally' }], 'POD_COMMAND_MISSING');
+        'set dockerStartCmd (e.g. ["node", "/abs/path/app.mjs"]), or use a template that has one',
+      [{ path: 'dockerStartCmd', message: 'must not be empty to run Pods locally' }],
+      'POD_COMMAND_MISSING',
+    );
   }
 
   /** The owner's Pod that they manage: another user's, a deleted or an unknown one is 404; a worker Pod is the autoscaler's. */
@@ -328,7 +474,10 @@ export class PodsService implements OnApplicationBootstrap, BeforeApplicationShu
     const pod = await this.pods.findVisible(principal.userId, podId);
     if (!pod) throw podNotFound(podId);
     if (pod.endpointId) {
-      throw RunplaneError.conflict(`pod ${podId} is a serverless worker of endpoint ${pod.endpointId}: its autoscaler starts and stops it (change the endpoint instead)`, 'POD_IS_WORKER');
+      throw RunplaneError.conflict(
+        `pod ${podId} is a serverless worker of endpoint ${pod.endpointId}: its autoscaler starts and stops it (change the endpoint instead)`,
+        'POD_IS_WORKER',
+      );
     }
     return pod;
   }
@@ -338,7 +487,12 @@ export class PodsService implements OnApplicationBootstrap, BeforeApplicationShu
       return await this.bus.request(TemplateRpc.get, { ownerId: principal.userId, templateId });
     } catch (err) {
       if (err instanceof RunplaneError && err.status === 404) {
-        throw new RunplaneError(400, `template ${templateId} not found`, [{ path: 'templateId', message: 'unknown template' }], 'TEMPLATE_NOT_FOUND');
+        throw new RunplaneError(
+          400,
+          `template ${templateId} not found`,
+          [{ path: 'templateId', message: 'unknown template' }],
+          'TEMPLATE_NOT_FOUND',
+        );
       }
       throw err;
     }
@@ -349,12 +503,18 @@ export class PodsService implements OnApplicationBootstrap, BeforeApplicationShu
     const next = previous.catch(() => undefined).then(work);
     const tail = next.catch(() => undefined);
     this.locks.set(podId, tail);
-    void tail.then(() => { if (this.locks.get(podId) === tail) this.locks.delete(podId); });
+    void tail.then(() => {
+      if (this.locks.get(podId) === tail) this.locks.delete(podId);
+    });
     return next;
   }
 
   private track(write: Promise<void>): void {
-    const w = write.catch((err) => this.logger.error({ err: String(err) }, 'could not record a pod workload change')).finally(() => this.writes.delete(w));
+    const w = write
+      .catch((err) =>
+        this.logger.error({ err: String(err) }, 'could not record a pod workload change'),
+      )
+      .finally(() => this.writes.delete(w));
     this.writes.add(w);
   }
 }
@@ -364,7 +524,10 @@ function podNotFound(podId: string): RunplaneError {
 }
 
 function podLocked(podId: string, what: string): RunplaneError {
-  return RunplaneError.conflict(`pod ${podId} is locked and cannot be ${what}: unlock it first (PATCH /v1/pods/${podId} {"locked": false})`, 'POD_LOCKED');
+  return RunplaneError.conflict(
+    `pod ${podId} is locked and cannot be ${what}: unlock it first (PATCH /v1/pods/${podId} {"locked": false})`,
+    'POD_LOCKED',
+  );
 }
 
 /** RunPod-style id: 14 lowercase letters and digits (also a valid Kubernetes name). */

@@ -12,15 +12,18 @@ const SECRET_WORKER_VARIABLES = new Set(['RUNPOD_AI_API_KEY']);
  * `{{ RUNPOD_SECRET_* }}` references resolved: the variables that had references go to
  * `secretEnv` (a Kubernetes Secret), the rest inline; `extraEnv` (worker protocol) wins over both.
  */
-export function workloadSpec(pod: PodRow, o: {
-  ref: string;
-  resolvedEnv: Record<string, string>;
-  extraEnv?: Record<string, string>;
-  catalogue: Catalogue;
-  labels: Record<string, string>;
-  /** Pods (not serverless workers): the volume persists across runs. */
-  persistentVolume?: boolean;
-}): WorkloadSpec {
+export function workloadSpec(
+  pod: PodRow,
+  o: {
+    ref: string;
+    resolvedEnv: Record<string, string>;
+    extraEnv?: Record<string, string>;
+    catalogue: Catalogue;
+    labels: Record<string, string>;
+    /** Pods (not serverless workers): the volume persists across runs. */
+    persistentVolume?: boolean;
+  },
+): WorkloadSpec {
   const written = (pod.env ?? {}) as Record<string, string>;
   const env: Record<string, string> = {};
   const secretEnv: Record<string, string> = {};
@@ -33,7 +36,9 @@ export function workloadSpec(pod: PodRow, o: {
     delete secretEnv[key];
     (SECRET_WORKER_VARIABLES.has(key) ? secretEnv : env)[key] = value;
   }
-  const volume = pod.networkVolumeId ? o.catalogue.networkVolumes.find((v) => v.id === pod.networkVolumeId) : undefined;
+  const volume = pod.networkVolumeId
+    ? o.catalogue.networkVolumes.find((v) => v.id === pod.networkVolumeId)
+    : undefined;
   const gpu = pod.computeType === 'GPU' ? findGpuType(o.catalogue, pod.gpuTypeId) : undefined;
   return {
     id: o.ref,
@@ -56,7 +61,15 @@ export function workloadSpec(pod: PodRow, o: {
       volumeInGb: pod.volumeInGb,
       volumeMountPath: pod.volumeMountPath ?? '/workspace',
       ...(o.persistentVolume ? { persistentKey: pod.id } : {}),
-      ...(volume ? { networkVolume: { id: volume.id, claimName: volume.claimName ?? volume.id, mountPath: pod.volumeMountPath ?? '/workspace' } } : {}),
+      ...(volume
+        ? {
+            networkVolume: {
+              id: volume.id,
+              claimName: volume.claimName ?? volume.id,
+              mountPath: pod.volumeMountPath ?? '/workspace',
+            },
+          }
+        : {}),
     },
     labels: o.labels,
   };

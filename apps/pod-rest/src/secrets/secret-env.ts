@@ -14,6 +14,8 @@ export class SecretEnv {
   /** The env ready to run; unchanged (and no vault call) when it references no secret. */
   async resolve(ownerId: string, env: Record<string, string>): Promise<Record<string, string>> {
     if (!secretNamesIn(env).length) return env;
-    return (await this.bus.request(VaultRpc.resolveSecrets, { ownerId, env }, { timeoutMs: 10_000 })).env;
+    return (
+      await this.bus.request(VaultRpc.resolveSecrets, { ownerId, env }, { timeoutMs: 10_000 })
+    ).env;
   }
 }

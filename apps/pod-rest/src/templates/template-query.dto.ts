@@ -6,12 +6,18 @@ import { QueryFlag } from '../http/query-flags.js';
  * RunPod-managed or endpoint-bound templates, so those two flags change nothing; they are accepted.
  */
 export class TemplateListQuery {
-  @IsOptional() @QueryFlag() @IsBoolean({ message: 'includePublicTemplates must be true or false' })
+  @IsOptional()
+  @QueryFlag()
+  @IsBoolean({ message: 'includePublicTemplates must be true or false' })
   includePublicTemplates?: boolean;
 
-  @IsOptional() @QueryFlag() @IsBoolean({ message: 'includeRunpodTemplates must be true or false' })
+  @IsOptional()
+  @QueryFlag()
+  @IsBoolean({ message: 'includeRunpodTemplates must be true or false' })
   includeRunpodTemplates?: boolean;
 
-  @IsOptional() @QueryFlag() @IsBoolean({ message: 'includeEndpointBoundTemplates must be true or false' })
+  @IsOptional()
+  @QueryFlag()
+  @IsBoolean({ message: 'includeEndpointBoundTemplates must be true or false' })
   includeEndpointBoundTemplates?: boolean;
 }

@@ -11,7 +11,10 @@ import { TemplatesService } from './templates.service.js';
  * PATCH or `POST .../update` (spec "REST operations"), delete 204. Another user's private template
  * is "not found".
  */
-const UPDATED = { description: 'The template after the change; endpoints using it get a rolling release.', schema: schemaRef('Template') };
+const UPDATED = {
+  description: 'The template after the change; endpoints using it get a rolling release.',
+  schema: schemaRef('Template'),
+};
 
 @ApiTags('Templates')
 @Controller('v1/templates')
@@ -28,17 +31,24 @@ export class TemplatesController {
   }
 
   @Get()
-  @ApiOperation({ summary: 'List the caller\'s templates', description: '`includePublicTemplates=true` adds other users\' public templates.' })
+  @ApiOperation({
+    summary: "List the caller's templates",
+    description: "`includePublicTemplates=true` adds other users' public templates.",
+  })
   @ApiOkResponse({ description: 'The templates.', schema: listOf('Template') })
   list(@CurrentPrincipal() principal: Principal, @Query() query: TemplateListQuery) {
     return this.templates.list(principal, query.includePublicTemplates ?? false);
   }
 
   @Get(':templateId')
-  @ApiOperation({ summary: 'Get a template', description: 'The caller\'s own or a public one.' })
+  @ApiOperation({ summary: 'Get a template', description: "The caller's own or a public one." })
   @ApiOkResponse({ description: 'The template.', schema: schemaRef('Template') })
   @ApiErrors(404)
-  get(@CurrentPrincipal() principal: Principal, @Param('templateId') templateId: string, @Query() _query: TemplateListQuery) {
+  get(
+    @CurrentPrincipal() principal: Principal,
+    @Param('templateId') templateId: string,
+    @Query() _query: TemplateListQuery,
+  ) {
     return this.templates.get(principal, templateId);
   }
 
@@ -46,16 +56,27 @@ export class TemplatesController {
   @ApiOperation({ summary: 'Update a template', description: 'Only the fields given change.' })
   @ApiOkResponse(UPDATED)
   @ApiErrors(404, 409)
-  update(@CurrentPrincipal() principal: Principal, @Param('templateId') templateId: string, @Body() body: TemplateUpdateDto) {
+  update(
+    @CurrentPrincipal() principal: Principal,
+    @Param('templateId') templateId: string,
+    @Body() body: TemplateUpdateDto,
+  ) {
     return this.templates.update(principal, templateId, body);
   }
 
   @Post(':templateId/update')
-  @ApiOperation({ summary: 'Update a template (POST form, as the spec names it)', description: 'Only the fields given change.' })
+  @ApiOperation({
+    summary: 'Update a template (POST form, as the spec names it)',
+    description: 'Only the fields given change.',
+  })
   @ApiOkResponse(UPDATED)
   @ApiErrors(404, 409)
   @HttpCode(200)
-  updateByPost(@CurrentPrincipal() principal: Principal, @Param('templateId') templateId: string, @Body() body: TemplateUpdateDto) {
+  updateByPost(
+    @CurrentPrincipal() principal: Principal,
+    @Param('templateId') templateId: string,
+    @Body() body: TemplateUpdateDto,
+  ) {
     return this.templates.update(principal, templateId, body);
   }
 
@@ -66,7 +87,10 @@ export class TemplatesController {
   @ApiError(409, 'An endpoint or Pod uses the template, or a Pod ran it within the last 2 minutes.')
   @ApiError(503)
   @HttpCode(204)
-  async delete(@CurrentPrincipal() principal: Principal, @Param('templateId') templateId: string): Promise<void> {
+  async delete(
+    @CurrentPrincipal() principal: Principal,
+    @Param('templateId') templateId: string,
+  ): Promise<void> {
     await this.templates.delete(principal, templateId);
   }
 }

@@ -1,6 +1,12 @@
 import { Injectable } from '@nestjs/common';
 import { Bus } from '@runplane/bus';
-import { TemplateCreateDto, TemplateRpc, TemplateUpdateDto, type Principal, type Template } from '@runplane/contracts';
+import {
+  TemplateCreateDto,
+  TemplateRpc,
+  TemplateUpdateDto,
+  type Principal,
+  type Template,
+} from '@runplane/contracts';
 import { declaredFields } from '../http/declared-fields.js';
 
 /** REST v1 templates, carried out by template-graphql (which owns them) over the bus. */
@@ -9,11 +15,17 @@ export class TemplatesService {
   constructor(private readonly bus: Bus) {}
 
   create(principal: Principal, body: TemplateCreateDto): Promise<Template> {
-    return this.bus.request(TemplateRpc.create, { ownerId: principal.userId, template: declaredFields(TemplateCreateDto, body) });
+    return this.bus.request(TemplateRpc.create, {
+      ownerId: principal.userId,
+      template: declaredFields(TemplateCreateDto, body),
+    });
   }
 
   list(principal: Principal, includePublicTemplates: boolean): Promise<Template[]> {
-    return this.bus.request(TemplateRpc.list, { ownerId: principal.userId, includePublicTemplates });
+    return this.bus.request(TemplateRpc.list, {
+      ownerId: principal.userId,
+      includePublicTemplates,
+    });
   }
 
   get(principal: Principal, templateId: string): Promise<Template> {

@@ -1,14 +1,30 @@
-import { Inject, Injectable, type BeforeApplicationShutdown, type OnApplicationBootstrap, type OnApplicationShutdown } from '@nestjs/common';
+import {
+  Inject,
+  Injectable,
+  type BeforeApplicationShutdown,
+  type OnApplicationBootstrap,
+  type OnApplicationShutdown,
+} from '@nestjs/common';
 import { Bus } from '@runplane/bus';
 import {
-  PodSignals, RunplaneError, TemplateRpc,
-  type Ack, type StartWorkerRequest, type StartWorkerResponse, type StopWorkerRequest, type Template,
+  PodSignals,
+  RunplaneError,
+  TemplateRpc,
+  type Ack,
+  type StartWorkerRequest,
+  type StartWorkerResponse,
+  type StopWorkerRequest,
+  type Template,
 } from '@runplane/contracts';
 import { LOGGER, type Logger } from '@runplane/platform';
 import type { Catalogue } from '../catalogue/catalogue.schema.js';
 import { CatalogueService } from '../catalogue/catalogue.service.js';
 import { sizePod } from '../catalogue/pricing.js';
-import { ComputeProvider, WorkloadStartError, type WorkloadStatus } from '../compute/compute-provider.js';
+import {
+  ComputeProvider,
+  WorkloadStartError,
+  type WorkloadStatus,
+} from '../compute/compute-provider.js';
 import { statusChange } from '../pods/pod-status.js';
 import { PodsRepository, type PodRow } from '../pods/pods.repository.js';
 import { workloadSpec } from '../pods/workload-spec.js';
@@ -21,7 +37,9 @@ const MAX_POD_NAME = 191;
  * stops; this service keeps the Pod record and has the compute provider run the workload.
  */
 @Injectable()
-export class WorkersService implements OnApplicationBootstrap, BeforeApplicationShutdown, OnApplicationShutdown {
+export class WorkersService
+  implements OnApplicationBootstrap, BeforeApplicationShutdown, OnApplicationShutdown
+{
   /** Starts in progress by worker id: a retried request joins the first, a stop waits for it. */
   private readonly starting = new Map<string, Promise<StartWorkerResponse>>();
   /** Pod updates after exits, awaited before the database closes. */
@@ -38,7 +56,12 @@ export class WorkersService implements OnApplicationBootstrap, BeforeApplication
   ) {
     this.unsubscribe = compute.onExit((status) => {
       const write = this.recordExit(status)
-        .catch((err) => this.logger.error({ podId: status.ref, err: String(err) }, 'could not record the exit of a worker'))
+        .catch((err) =>
+          this.logger.error(
+            { podId: status.ref, err: String(err) },
+            'could not record the exit of a worker',
+          ),
+        )
         .finally(() => this.exitWrites.delete(write));
       this.exitWrites.add(write);
     });
@@ -58,12 +81,21 @@ export class WorkersService implements OnApplicationBootstrap, BeforeApplication
     if (!pod) throw RunplaneError.notFound(`pod ${request.workerId} not found`, 'POD_NOT_FOUND');
     if (pod.desiredStatus !== 'TERMINATED') {
       // A worker that already ended keeps the story of its exit; it just will not run again.
-      await this.pods.update(pod.id, pod.exitedAt ? { desiredStatus: 'TERMINATED' } : { desiredStatus: 'TERMINATED', lastStatusChange: statusChange.terminated(new Date()) });
+      await this.pods.update(
+        pod.id,
+        pod.exitedAt
+          ? { desiredStatus: 'TERMINATED' }
+          : { desiredStatus: 'TERMINATED', lastStatusChange: statusChange.terminated(new Date()) },
+      );
     }
     // Acknowledged once the stop is under way: with the SIGKILL grace (10 s) it may outlast the
     // caller's request timeout. The exit is recorded on the Pod when it happens.
     if (pod.computeRef) {
-      this.compute.stop(pod.computeRef).catch((err) => this.logger.error({ podId: pod.id, err: String(err) }, 'stopping a worker failed'));
+      this.compute
+        .stop(pod.computeRef)
+        .catch((err) =>
+          this.logger.error({ podId: pod.id, err: String(err) }, 'stopping a worker failed'),
+        );
     }
     return { ok: true };
   }
@@ -73,7 +105,11 @@ export class WorkersService implements OnApplicationBootstrap, BeforeApplication
     for (const pod of await this.pods.findRunningWithWorkload()) {
       if (await this.compute.status(pod.computeRef!)) continue;
       const now = new Date();
-      await this.pods.update(pod.id, { desiredStatus: 'EXITED', lastStatusChange: statusChange.lostOnRestart(now), exitedAt: now });
+      await this.pods.update(pod.id, {
+        desiredStatus: 'EXITED',
+        lastStatusChange: statusChange.lostOnRestart(now),
+        exitedAt: now,
+      });
     }
   }
 
@@ -95,16 +131,27 @@ export class WorkersService implements OnApplicationBootstrap, BeforeApplication
     const existing = await this.pods.findById(request.workerId);
     if (existing) return this.alreadyStarted(existing, request);
 
-    const template = await this.bus.request(TemplateRpc.get, { ownerId: request.ownerId, templateId: request.templateId });
-    if (template.dockerEntrypoint.length + template.dockerStartCmd.length === 0 && this.compute.kind === 'local') {
-      throw new RunplaneError(400,
+    const template = await this.bus.request(TemplateRpc.get, {
+      ownerId: request.ownerId,
+      templateId: request.templateId,
+    });
+    if (
+      template.dockerEntrypoint.length + template.dockerStartCmd.length === 0 &&
+      this.compute.kind === 'local'
+    ) {
+      throw new RunplaneError(
+        400,
         `template ${template.id} has no dockerEntrypoint and no dockerStartCmd: the local compute provider runs that command ` +
-        `and does not pull the image "${template.imageName}"`,
-        [{ path: 'dockerStartCmd', message: 'must not be empty to run workers locally' }], 'WORKER_COMMAND_MISSING');
+          `and does not pull the image "${template.imageName}"`,
+        [{ path: 'dockerStartCmd', message: 'must not be empty to run workers locally' }],
+        'WORKER_COMMAND_MISSING',
+      );
     }
 
     const now = new Date();
-    const pod = await this.pods.insert(podFromTemplate(request, template, now, this.catalogue.get()));
+    const pod = await this.pods.insert(
+      podFromTemplate(request, template, now, this.catalogue.get()),
+    );
     if (!pod) return this.alreadyStarted(await this.pods.findById(request.workerId), request);
 
     let templateEnv: Record<string, string>;
@@ -113,8 +160,15 @@ export class WorkersService implements OnApplicationBootstrap, BeforeApplication
     } catch (err) {
       // The Pod says why it never ran (an unknown secret, or the vault not answering).
       const known = err instanceof RunplaneError;
-      const reason = known && err.status < 500 ? err.message : `its secrets could not be resolved: ${known ? err.message : 'internal error'}`;
-      await this.pods.update(pod.id, { desiredStatus: 'EXITED', lastStatusChange: statusChange.startFailed(reason, new Date()), exitedAt: new Date() });
+      const reason =
+        known && err.status < 500
+          ? err.message
+          : `its secrets could not be resolved: ${known ? err.message : 'internal error'}`;
+      await this.pods.update(pod.id, {
+        desiredStatus: 'EXITED',
+        lastStatusChange: statusChange.startFailed(reason, new Date()),
+        exitedAt: new Date(),
+      });
       throw err;
     }
 
@@ -122,31 +176,65 @@ export class WorkersService implements OnApplicationBootstrap, BeforeApplication
     try {
       // Worker protocol variables win over the template's (contract §4); secrets are resolved
       // here only, for the workload itself.
-      handle = await this.compute.start(workloadSpec(pod, {
-        ref: pod.id, resolvedEnv: templateEnv, extraEnv: request.env, catalogue: this.catalogue.get(),
-        labels: { endpointId: request.endpointId, templateId: template.id, slsVersion: String(request.slsVersion), ownerId: request.ownerId },
-      }));
+      handle = await this.compute.start(
+        workloadSpec(pod, {
+          ref: pod.id,
+          resolvedEnv: templateEnv,
+          extraEnv: request.env,
+          catalogue: this.catalogue.get(),
+          labels: {
+            endpointId: request.endpointId,
+            templateId: template.id,
+            slsVersion: String(request.slsVersion),
+            ownerId: request.ownerId,
+          },
+        }),
+      );
     } catch (err) {
       const reason = err instanceof WorkloadStartError ? err.message : 'internal error';
-      await this.pods.update(pod.id, { desiredStatus: 'EXITED', lastStatusChange: statusChange.startFailed(reason, new Date()), exitedAt: new Date() });
-      if (err instanceof WorkloadStartError) throw new RunplaneError(400, err.message, undefined, 'WORKER_START_FAILED');
+      await this.pods.update(pod.id, {
+        desiredStatus: 'EXITED',
+        lastStatusChange: statusChange.startFailed(reason, new Date()),
+        exitedAt: new Date(),
+      });
+      if (err instanceof WorkloadStartError)
+        throw new RunplaneError(400, err.message, undefined, 'WORKER_START_FAILED');
       throw err;
     }
     await this.pods.update(pod.id, {
-      computeRef: handle.ref, lastStartedAt: handle.startedAt, lastStatusChange: statusChange.started(handle.startedAt),
-      machineId: handle.machineId ?? '', publicIp: handle.publicIp ?? null, portMappings: handle.portMappings ?? {},
+      computeRef: handle.ref,
+      lastStartedAt: handle.startedAt,
+      lastStatusChange: statusChange.started(handle.startedAt),
+      machineId: handle.machineId ?? '',
+      publicIp: handle.publicIp ?? null,
+      portMappings: handle.portMappings ?? {},
     });
-    this.logger.info({ podId: pod.id, endpointId: request.endpointId, slsVersion: request.slsVersion }, 'worker started');
+    this.logger.info(
+      { podId: pod.id, endpointId: request.endpointId, slsVersion: request.slsVersion },
+      'worker started',
+    );
     return { podId: pod.id };
   }
 
   /** A repeated start of a worker that runs is answered as the first one was; anything else is a conflict. */
-  private async alreadyStarted(pod: PodRow | null, request: StartWorkerRequest): Promise<StartWorkerResponse> {
-    if (pod && pod.ownerId === request.ownerId && pod.endpointId === request.endpointId && pod.computeRef) {
+  private async alreadyStarted(
+    pod: PodRow | null,
+    request: StartWorkerRequest,
+  ): Promise<StartWorkerResponse> {
+    if (
+      pod &&
+      pod.ownerId === request.ownerId &&
+      pod.endpointId === request.endpointId &&
+      pod.computeRef
+    ) {
       const status = await this.compute.status(pod.computeRef);
-      if (status && (status.state === 'running' || status.state === 'pending')) return { podId: pod.id };
+      if (status && (status.state === 'running' || status.state === 'pending'))
+        return { podId: pod.id };
     }
-    throw RunplaneError.conflict(`worker id ${request.workerId} is already used by another pod`, 'POD_EXISTS');
+    throw RunplaneError.conflict(
+      `worker id ${request.workerId} is already used by another pod`,
+      'POD_EXISTS',
+    );
   }
 
   private async recordExit(status: WorkloadStatus): Promise<void> {
@@ -166,17 +254,35 @@ export class WorkersService implements OnApplicationBootstrap, BeforeApplication
     });
     // Ended by itself (crash, exit): the scheduler counts it at once (crash-loop back-off).
     if (!terminated && !status.stopRequested) {
-      await this.bus.signal(PodSignals.workerExited, { endpointId: pod.endpointId, workerId: pod.id, exitCode: status.exitCode }).catch(() => undefined);
+      await this.bus
+        .signal(PodSignals.workerExited, {
+          endpointId: pod.endpointId,
+          workerId: pod.id,
+          exitCode: status.exitCode,
+        })
+        .catch(() => undefined);
     }
   }
 }
 
-function podFromTemplate(request: StartWorkerRequest, template: Template, now: Date, catalogue: Catalogue) {
+function podFromTemplate(
+  request: StartWorkerRequest,
+  template: Template,
+  now: Date,
+  catalogue: Catalogue,
+) {
   // Sized and priced like the endpoint's hardware; an endpoint may name any RunPod GPU (not strict).
-  const hardware = sizePod(catalogue, {
-    computeType: request.computeType, gpuTypeIds: request.gpuTypeId ? [request.gpuTypeId] : undefined, gpuCount: request.gpuCount,
-    vcpuCount: request.vcpuCount, cpuFlavorIds: request.cpuFlavorId ? [request.cpuFlavorId] : undefined,
-  }, false);
+  const hardware = sizePod(
+    catalogue,
+    {
+      computeType: request.computeType,
+      gpuTypeIds: request.gpuTypeId ? [request.gpuTypeId] : undefined,
+      gpuCount: request.gpuCount,
+      vcpuCount: request.vcpuCount,
+      cpuFlavorIds: request.cpuFlavorId ? [request.cpuFlavorId] : undefined,
+    },
+    false,
+  );
   return {
     id: request.workerId,
     ownerId: request.ownerId,

@@ -6,7 +6,8 @@ import type { Logger } from 'pino';
 /** Margin on top of a long poll's wait for the bus reply (the scheduler answers at the end of the wait). */
 export const BUS_MARGIN_MS = 5_000;
 
-export type Held<T> = { ended: false; value: T } | { ended: true; reason: 'client-gone' | 'draining' };
+export type Held<T> =
+  { ended: false; value: T } | { ended: true; reason: 'client-gone' | 'draining' };
 
 /** True once the HTTP client of `res` went away without having received the whole response. */
 export function clientGone(res: ServerResponse): boolean {
@@ -35,7 +36,10 @@ export function delivered(res: ServerResponse): Promise<boolean> {
 export class LongPolls implements OnModuleDestroy {
   private readonly shutdown = new AbortController();
 
-  constructor(private readonly readiness: ReadinessService, @Inject(LOGGER) private readonly logger: Logger) {}
+  constructor(
+    private readonly readiness: ReadinessService,
+    @Inject(LOGGER) private readonly logger: Logger,
+  ) {}
 
   get draining(): boolean {
     return this.shutdown.signal.aborted || this.readiness.isDraining;
@@ -51,14 +55,20 @@ export class LongPolls implements OnModuleDestroy {
    * first; when either already happened, nothing is started. Once a poll ended early, `onLate`
    * receives what it still produces, so work handed out meanwhile can be given back.
    */
-  async hold<T>(start: () => Promise<T>, res?: ServerResponse, onLate?: (value: T) => Promise<unknown>): Promise<Held<T>> {
+  async hold<T>(
+    start: () => Promise<T>,
+    res?: ServerResponse,
+    onLate?: (value: T) => Promise<unknown>,
+  ): Promise<Held<T>> {
     if (this.draining) return { ended: true, reason: 'draining' };
     if (res && clientGone(res)) return { ended: true, reason: 'client-gone' };
     const work = start();
     let cleanup = () => {};
     const early = new Promise<'client-gone' | 'draining'>((resolve) => {
       const onAbort = () => resolve('draining');
-      const onClose = () => { if (!res!.writableFinished) resolve('client-gone'); };
+      const onClose = () => {
+        if (!res!.writableFinished) resolve('client-gone');
+      };
       this.shutdown.signal.addEventListener('abort', onAbort, { once: true });
       res?.once('close', onClose);
       cleanup = () => {
@@ -76,7 +86,11 @@ export class LongPolls implements OnModuleDestroy {
     }
   }
 
-  private abandon<T>(work: Promise<T>, reason: 'client-gone' | 'draining', onLate?: (value: T) => Promise<unknown>): void {
+  private abandon<T>(
+    work: Promise<T>,
+    reason: 'client-gone' | 'draining',
+    onLate?: (value: T) => Promise<unknown>,
+  ): void {
     work
       .then((value) => onLate?.(value))
       .catch((err) => this.logger.warn({ err: String(err), reason }, 'abandoned long poll failed'));

@@ -21,7 +21,10 @@ function limitOf(request: FastifyRequest): number | undefined {
 function tooLarge(request: FastifyRequest, limit: number, path: string): RunplaneError {
   lingerAndDrop(request);
   const mb = limit / (1024 * 1024);
-  return new RunplaneError(413, `request body is larger than the ${mb} MB limit of ${path} (${limit} bytes)`);
+  return new RunplaneError(
+    413,
+    `request body is larger than the ${mb} MB limit of ${path} (${limit} bytes)`,
+  );
 }
 
 /** How much of a refused body is read and dropped, and for how long, before the connection is cut. */
@@ -65,7 +68,8 @@ export class PayloadLimits implements OnModuleInit {
       const limit = limitOf(request);
       if (limit === undefined) return;
       const declared = Number(request.headers['content-length']);
-      if (Number.isFinite(declared) && declared > limit) throw tooLarge(request, limit, request.routeOptions.url!.replace('/v2/:endpointId', ''));
+      if (Number.isFinite(declared) && declared > limit)
+        throw tooLarge(request, limit, request.routeOptions.url!.replace('/v2/:endpointId', ''));
     });
     fastify.addHook('preParsing', async (request, reply, payload: Readable) => {
       const limit = limitOf(request);
@@ -74,7 +78,12 @@ export class PayloadLimits implements OnModuleInit {
       const capped = new Transform({
         transform(chunk: Buffer, _encoding, done) {
           seen += chunk.length;
-          done(seen > limit ? tooLarge(request, limit, request.routeOptions.url!.replace('/v2/:endpointId', '')) : null, chunk);
+          done(
+            seen > limit
+              ? tooLarge(request, limit, request.routeOptions.url!.replace('/v2/:endpointId', ''))
+              : null,
+            chunk,
+          );
         },
       });
       payload.on('error', (err) => capped.destroy(err));

@@ -26,12 +26,17 @@ export class IdempotencyRepository {
     const expiresAt = new Date(now.getTime() + ttlMs);
     for (let attempt = 0; attempt < 3; attempt++) {
       try {
-        await this.db.idempotencyKey.create({ data: { ...scope, jobId, createdAt: now, expiresAt } });
+        await this.db.idempotencyKey.create({
+          data: { ...scope, jobId, createdAt: now, expiresAt },
+        });
         return { jobId, created: true };
       } catch (err) {
-        if (!(err instanceof Prisma.PrismaClientKnownRequestError && err.code === 'P2002')) throw err;
+        if (!(err instanceof Prisma.PrismaClientKnownRequestError && err.code === 'P2002'))
+          throw err;
       }
-      const existing = await this.db.idempotencyKey.findUnique({ where: { ownerId_endpointId_key: scope } });
+      const existing = await this.db.idempotencyKey.findUnique({
+        where: { ownerId_endpointId_key: scope },
+      });
       if (existing && existing.expiresAt > now) return { jobId: existing.jobId, created: false };
       if (existing) {
         // Expired: take it over, unless a concurrent request just did (then read theirs next round).
@@ -51,7 +56,9 @@ export class IdempotencyRepository {
   }
 
   async deleteExpired(now: Date): Promise<number> {
-    const { count } = await this.db.idempotencyKey.deleteMany({ where: { expiresAt: { lte: now } } });
+    const { count } = await this.db.idempotencyKey.deleteMany({
+      where: { expiresAt: { lte: now } },
+    });
     return count;
   }
 }

@@ -2,7 +2,11 @@ import { Inject, Injectable, type OnModuleDestroy, type OnModuleInit } from '@ne
 import { RunplaneError } from '@runplane/contracts';
 import { LOGGER } from '@runplane/platform';
 import type { Logger } from 'pino';
-import { IdempotencyRepository, type Claim, type IdempotencyScope } from './idempotency.repository.js';
+import {
+  IdempotencyRepository,
+  type Claim,
+  type IdempotencyScope,
+} from './idempotency.repository.js';
 
 /** Contract §3: a key returns the same job for 24 h. */
 export const IDEMPOTENCY_TTL_MS = 24 * 3600_000;
@@ -15,8 +19,15 @@ export function parseIdempotencyKey(header: string | string[] | undefined): stri
   const key = value?.trim();
   if (!key) return undefined;
   if (key.length > MAX_KEY_LENGTH || !/^[\x20-\x7e]+$/.test(key)) {
-    throw RunplaneError.badRequest(`Idempotency-Key must be at most ${MAX_KEY_LENGTH} printable ASCII characters`,
-      [{ path: 'Idempotency-Key', message: `at most ${MAX_KEY_LENGTH} printable ASCII characters` }]);
+    throw RunplaneError.badRequest(
+      `Idempotency-Key must be at most ${MAX_KEY_LENGTH} printable ASCII characters`,
+      [
+        {
+          path: 'Idempotency-Key',
+          message: `at most ${MAX_KEY_LENGTH} printable ASCII characters`,
+        },
+      ],
+    );
   }
   return key;
 }
@@ -26,11 +37,18 @@ export function parseIdempotencyKey(header: string | string[] | undefined): stri
 export class IdempotencyService implements OnModuleInit, OnModuleDestroy {
   private sweeper?: NodeJS.Timeout;
 
-  constructor(private readonly keys: IdempotencyRepository, @Inject(LOGGER) private readonly logger: Logger) {}
+  constructor(
+    private readonly keys: IdempotencyRepository,
+    @Inject(LOGGER) private readonly logger: Logger,
+  ) {}
 
   onModuleInit(): void {
     this.sweeper = setInterval(() => {
-      this.keys.deleteExpired(new Date()).catch((err) => this.logger.warn({ err: String(err) }, 'sweeping expired idempotency keys failed'));
+      this.keys
+        .deleteExpired(new Date())
+        .catch((err) =>
+          this.logger.warn({ err: String(err) }, 'sweeping expired idempotency keys failed'),
+        );
     }, SWEEP_EVERY_MS);
     this.sweeper.unref();
   }
@@ -46,6 +64,10 @@ export class IdempotencyService implements OnModuleInit, OnModuleDestroy {
 
   /** Frees the key after its submission was rejected, so a corrected request may use it. */
   async forget(scope: IdempotencyScope, jobId: string): Promise<void> {
-    await this.keys.release(scope, jobId).catch((err) => this.logger.warn({ err: String(err) }, 'releasing an idempotency key failed'));
+    await this.keys
+      .release(scope, jobId)
+      .catch((err) =>
+        this.logger.warn({ err: String(err) }, 'releasing an idempotency key failed'),
+      );
   }
 }

@@ -5,8 +5,9 @@ import { JOB_LIMITS, JOB_STATUSES, type JobStatus } from '@runplane/contracts';
 // Query values arrive as strings: @Type converts them, so "abc" and "1.5" fail @IsInt. Every
 // constraint of a field carries the same message, which names the field and its range.
 
-const range = (name: string, { min, max }: { min: number; max: number }) =>
-  ({ message: `${name} must be an integer number of milliseconds from ${min} to ${max}` });
+const range = (name: string, { min, max }: { min: number; max: number }) => ({
+  message: `${name} must be an integer number of milliseconds from ${min} to ${max}`,
+});
 
 const SYNC_WAIT = range('wait', JOB_LIMITS.runsyncWait);
 const STREAM_WAIT = range('wait', JOB_LIMITS.streamWait);
@@ -16,7 +17,9 @@ const TTL = range('ttl', JOB_LIMITS.ttl);
 export class SyncWaitQuery {
   @IsOptional()
   @Type(() => Number)
-  @IsInt(SYNC_WAIT) @Min(JOB_LIMITS.runsyncWait.min, SYNC_WAIT) @Max(JOB_LIMITS.runsyncWait.max, SYNC_WAIT)
+  @IsInt(SYNC_WAIT)
+  @Min(JOB_LIMITS.runsyncWait.min, SYNC_WAIT)
+  @Max(JOB_LIMITS.runsyncWait.max, SYNC_WAIT)
   wait?: number;
 }
 
@@ -24,7 +27,9 @@ export class SyncWaitQuery {
 export class StreamWaitQuery {
   @IsOptional()
   @Type(() => Number)
-  @IsInt(STREAM_WAIT) @Min(JOB_LIMITS.streamWait.min, STREAM_WAIT) @Max(JOB_LIMITS.streamWait.max, STREAM_WAIT)
+  @IsInt(STREAM_WAIT)
+  @Min(JOB_LIMITS.streamWait.min, STREAM_WAIT)
+  @Max(JOB_LIMITS.streamWait.max, STREAM_WAIT)
   wait?: number;
 }
 
@@ -32,7 +37,9 @@ export class StreamWaitQuery {
 export class StatusQuery {
   @IsOptional()
   @Type(() => Number)
-  @IsInt(TTL) @Min(JOB_LIMITS.ttl.min, TTL) @Max(JOB_LIMITS.ttl.max, TTL)
+  @IsInt(TTL)
+  @Min(JOB_LIMITS.ttl.min, TTL)
+  @Max(JOB_LIMITS.ttl.max, TTL)
   ttl?: number;
 }
 
@@ -46,10 +53,13 @@ export class ListRequestsQuery {
 
   @IsOptional()
   @Type(() => Number)
-  @IsInt(LIMIT) @Min(1, LIMIT) @Max(100, LIMIT)
+  @IsInt(LIMIT)
+  @Min(1, LIMIT)
+  @Max(100, LIMIT)
   limit?: number;
 
   @IsOptional()
-  @IsString({ message: 'cursor must be a string' }) @MaxLength(512, { message: 'cursor must be at most 512 characters' })
+  @IsString({ message: 'cursor must be a string' })
+  @MaxLength(512, { message: 'cursor must be at most 512 characters' })
   cursor?: string;
 }

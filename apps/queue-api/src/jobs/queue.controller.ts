@@ -1,5 +1,22 @@
-import { Body, Controller, Get, Headers, HttpCode, Param, Post, Query, UseInterceptors } from '@nestjs/common';
-import { ApiBody, ApiHeader, ApiOkResponse, ApiOperation, ApiQuery, ApiTags } from '@nestjs/swagger';
+import {
+  Body,
+  Controller,
+  Get,
+  Headers,
+  HttpCode,
+  Param,
+  Post,
+  Query,
+  UseInterceptors,
+} from '@nestjs/common';
+import {
+  ApiBody,
+  ApiHeader,
+  ApiOkResponse,
+  ApiOperation,
+  ApiQuery,
+  ApiTags,
+} from '@nestjs/swagger';
 import { CurrentPrincipal, RequireAccess } from '@runplane/auth';
 import { JobRequestDto, type Principal } from '@runplane/contracts';
 import { ApiError, ApiErrors, schemaRef } from '@runplane/platform';
@@ -14,12 +31,30 @@ import { QueueService } from './queue.service.js';
  * are enforced before the body is read (PayloadLimits); rate and concurrency limits per operation by
  * QueueLimitsInterceptor (/retry and /health have none in the spec's table).
  */
-const JOB_NOT_FOUND = "Unknown endpoint or job, another user's, or a job removed when its TTL elapsed.";
+const JOB_NOT_FOUND =
+  "Unknown endpoint or job, another user's, or a job removed when its TTL elapsed.";
 // Query descriptions; names, types and ranges come from the query DTOs.
-const WAIT = { name: 'wait', description: 'How long the call waits for a final state, in ms (default 90000); not how long results are kept.' };
-const TTL = { name: 'ttl', description: "Sets the job's time to live, in ms counted from its submission." };
-const IDEMPOTENCY_KEY = { name: 'idempotency-key', required: false, description: 'Per endpoint for 24 h: the same key returns the same job, never enqueued twice.' };
-const RUN_EXAMPLE = { value: { input: { prompt: 'Hello, world' }, webhook: 'https://example.com/hook', policy: { executionTimeout: 600000, ttl: 86400000 } } };
+const WAIT = {
+  name: 'wait',
+  description:
+    'How long the call waits for a final state, in ms (default 90000); not how long results are kept.',
+};
+const TTL = {
+  name: 'ttl',
+  description: "Sets the job's time to live, in ms counted from its submission.",
+};
+const IDEMPOTENCY_KEY = {
+  name: 'idempotency-key',
+  required: false,
+  description: 'Per endpoint for 24 h: the same key returns the same job, never enqueued twice.',
+};
+const RUN_EXAMPLE = {
+  value: {
+    input: { prompt: 'Hello, world' },
+    webhook: 'https://example.com/hook',
+    policy: { executionTimeout: 600000, ttl: 86400000 },
+  },
+};
 
 @ApiTags('Queue')
 @ApiError(404, JOB_NOT_FOUND)
@@ -29,22 +64,35 @@ export class QueueController {
   constructor(private readonly queue: QueueService) {}
 
   @Post('run')
-  @ApiOperation({ summary: 'Submit a job', description: 'Queues the job and answers at once (body at most 10 MB). Results are kept 30 minutes after it finishes.' })
+  @ApiOperation({
+    summary: 'Submit a job',
+    description:
+      'Queues the job and answers at once (body at most 10 MB). Results are kept 30 minutes after it finishes.',
+  })
   @ApiBody({ type: JobRequestDto, examples: { job: RUN_EXAMPLE } })
   @ApiHeader(IDEMPOTENCY_KEY)
-  @ApiOkResponse({ description: 'The job, `IN_QUEUE`.', schema: schemaRef('JobAccepted'), example: { id: '5f2c6b9e-3d1a-4c8e-9b7f-2a6d4e8c1f03', status: 'IN_QUEUE' } })
+  @ApiOkResponse({
+    description: 'The job, `IN_QUEUE`.',
+    schema: schemaRef('JobAccepted'),
+    example: { id: '5f2c6b9e-3d1a-4c8e-9b7f-2a6d4e8c1f03', status: 'IN_QUEUE' },
+  })
   @ApiErrors(413, 429)
   @LimitedOperation('run')
   @HttpCode(200)
-  run(@CurrentPrincipal() principal: Principal, @Param('endpointId') endpointId: string, @Body() body: JobRequestDto,
-    @Headers('idempotency-key') idempotencyKey?: string) {
+  run(
+    @CurrentPrincipal() principal: Principal,
+    @Param('endpointId') endpointId: string,
+    @Body() body: JobRequestDto,
+    @Headers('idempotency-key') idempotencyKey?: string,
+  ) {
     return this.queue.run(principal, endpointId, body, parseIdempotencyKey(idempotencyKey));
   }
 
   @Post('runsync')
   @ApiOperation({
     summary: 'Submit a job and wait for its result',
-    description: 'Waits up to `wait` ms (body at most 20 MB). A job still running then is answered `{id, status}` and keeps running (fetch it with /status); a finished one is kept 1 minute.',
+    description:
+      'Waits up to `wait` ms (body at most 20 MB). A job still running then is answered `{id, status}` and keeps running (fetch it with /status); a finished one is kept 1 minute.',
   })
   @ApiBody({ type: JobRequestDto, examples: { job: RUN_EXAMPLE } })
   @ApiHeader(IDEMPOTENCY_KEY)
@@ -52,48 +100,97 @@ export class QueueController {
   @ApiOkResponse({
     description: 'The job record: final, or `IN_QUEUE`/`IN_PROGRESS` when the wait elapsed.',
     schema: schemaRef('JobRecord'),
-    example: { id: 'sync-5f2c6b9e-3d1a-4c8e-9b7f-2a6d4e8c1f03', status: 'COMPLETED', delayTime: 824, executionTime: 3391, output: { text: 'Hello!' } },
+    example: {
+      id: 'sync-5f2c6b9e-3d1a-4c8e-9b7f-2a6d4e8c1f03',
+      status: 'COMPLETED',
+      delayTime: 824,
+      executionTime: 3391,
+      output: { text: 'Hello!' },
+    },
   })
   @ApiErrors(413, 429)
   @LimitedOperation('runsync')
   @HttpCode(200)
-  runsync(@CurrentPrincipal() principal: Principal, @Param('endpointId') endpointId: string, @Body() body: JobRequestDto,
-    @Query() query: SyncWaitQuery, @Headers('idempotency-key') idempotencyKey?: string) {
-    return this.queue.runsync(principal, endpointId, body, query.wait, parseIdempotencyKey(idempotencyKey));
+  runsync(
+    @CurrentPrincipal() principal: Principal,
+    @Param('endpointId') endpointId: string,
+    @Body() body: JobRequestDto,
+    @Query() query: SyncWaitQuery,
+    @Headers('idempotency-key') idempotencyKey?: string,
+  ) {
+    return this.queue.runsync(
+      principal,
+      endpointId,
+      body,
+      query.wait,
+      parseIdempotencyKey(idempotencyKey),
+    );
   }
 
   // /status, /status-sync and /stream are reads whatever the method: the Go SDK uses POST (§3.4).
   @Get('status/:jobId')
-  @ApiOperation({ summary: 'Job status and result', description: '`?ttl=` sets the job\'s time to live, counted from its submission. An expired job is 404.' })
+  @ApiOperation({
+    summary: 'Job status and result',
+    description:
+      "`?ttl=` sets the job's time to live, counted from its submission. An expired job is 404.",
+  })
   @ApiQuery(TTL)
-  @ApiOkResponse({ description: 'The job record.', schema: schemaRef('JobRecord'), example: { id: '5f2c6b9e-3d1a-4c8e-9b7f-2a6d4e8c1f03', status: 'IN_PROGRESS', delayTime: 2100, workerId: 'w-1', retries: 0 } })
+  @ApiOkResponse({
+    description: 'The job record.',
+    schema: schemaRef('JobRecord'),
+    example: {
+      id: '5f2c6b9e-3d1a-4c8e-9b7f-2a6d4e8c1f03',
+      status: 'IN_PROGRESS',
+      delayTime: 2100,
+      workerId: 'w-1',
+      retries: 0,
+    },
+  })
   @ApiError(429)
   @LimitedOperation('status')
   @RequireAccess('read')
-  status(@CurrentPrincipal() principal: Principal, @Param('endpointId') endpointId: string, @Param('jobId') jobId: string, @Query() query: StatusQuery) {
+  status(
+    @CurrentPrincipal() principal: Principal,
+    @Param('endpointId') endpointId: string,
+    @Param('jobId') jobId: string,
+    @Query() query: StatusQuery,
+  ) {
     return this.queue.status(principal, endpointId, jobId, query.ttl);
   }
 
   @Post('status/:jobId')
-  @ApiOperation({ summary: 'Job status and result (POST, as RunPod\'s Go SDK sends it)' })
+  @ApiOperation({ summary: "Job status and result (POST, as RunPod's Go SDK sends it)" })
   @ApiQuery(TTL)
   @ApiOkResponse({ description: 'The job record.', schema: schemaRef('JobRecord') })
   @ApiError(429)
   @LimitedOperation('status')
   @HttpCode(200)
   @RequireAccess('read')
-  statusByPost(@CurrentPrincipal() principal: Principal, @Param('endpointId') endpointId: string, @Param('jobId') jobId: string, @Query() query: StatusQuery) {
+  statusByPost(
+    @CurrentPrincipal() principal: Principal,
+    @Param('endpointId') endpointId: string,
+    @Param('jobId') jobId: string,
+    @Query() query: StatusQuery,
+  ) {
     return this.queue.status(principal, endpointId, jobId, query.ttl);
   }
 
   @Get('status-sync/:jobId')
-  @ApiOperation({ summary: 'Job status, waiting for a final state', description: 'Like /status, but blocks up to `wait` ms (default 90000) until the job is final.' })
+  @ApiOperation({
+    summary: 'Job status, waiting for a final state',
+    description: 'Like /status, but blocks up to `wait` ms (default 90000) until the job is final.',
+  })
   @ApiQuery(WAIT)
   @ApiOkResponse({ description: 'The job record.', schema: schemaRef('JobRecord') })
   @ApiError(429)
   @LimitedOperation('status')
   @RequireAccess('read')
-  statusSync(@CurrentPrincipal() principal: Principal, @Param('endpointId') endpointId: string, @Param('jobId') jobId: string, @Query() query: SyncWaitQuery) {
+  statusSync(
+    @CurrentPrincipal() principal: Principal,
+    @Param('endpointId') endpointId: string,
+    @Param('jobId') jobId: string,
+    @Query() query: SyncWaitQuery,
+  ) {
     return this.queue.statusSync(principal, endpointId, jobId, query.wait);
   }
 
@@ -105,33 +202,69 @@ export class QueueController {
   @LimitedOperation('status')
   @HttpCode(200)
   @RequireAccess('read')
-  statusSyncByPost(@CurrentPrincipal() principal: Principal, @Param('endpointId') endpointId: string, @Param('jobId') jobId: string, @Query() query: SyncWaitQuery) {
+  statusSyncByPost(
+    @CurrentPrincipal() principal: Principal,
+    @Param('endpointId') endpointId: string,
+    @Param('jobId') jobId: string,
+    @Query() query: SyncWaitQuery,
+  ) {
     return this.queue.statusSync(principal, endpointId, jobId, query.wait);
   }
 
   @Post('cancel/:jobId')
-  @ApiOperation({ summary: 'Cancel a job', description: 'A queued or running job becomes `CANCELLED` (its worker is told to stop); cancelling it again repeats the answer.' })
-  @ApiOkResponse({ description: '`{id, status: "CANCELLED"}`.', schema: schemaRef('JobAccepted'), example: { id: '5f2c6b9e-3d1a-4c8e-9b7f-2a6d4e8c1f03', status: 'CANCELLED' } })
+  @ApiOperation({
+    summary: 'Cancel a job',
+    description:
+      'A queued or running job becomes `CANCELLED` (its worker is told to stop); cancelling it again repeats the answer.',
+  })
+  @ApiOkResponse({
+    description: '`{id, status: "CANCELLED"}`.',
+    schema: schemaRef('JobAccepted'),
+    example: { id: '5f2c6b9e-3d1a-4c8e-9b7f-2a6d4e8c1f03', status: 'CANCELLED' },
+  })
   @ApiError(409, 'The job already completed, failed or timed out.')
   @ApiError(429)
   @LimitedOperation('cancel')
   @HttpCode(200)
-  cancel(@CurrentPrincipal() principal: Principal, @Param('endpointId') endpointId: string, @Param('jobId') jobId: string) {
+  cancel(
+    @CurrentPrincipal() principal: Principal,
+    @Param('endpointId') endpointId: string,
+    @Param('jobId') jobId: string,
+  ) {
     return this.queue.cancel(principal, endpointId, jobId);
   }
 
   @Post('retry/:jobId')
-  @ApiOperation({ summary: 'Retry a failed job', description: 'A `FAILED` or `TIMED_OUT` job whose results are still kept goes back to the queue with its input.' })
-  @ApiOkResponse({ description: '`{id, status: "IN_QUEUE"}`.', schema: schemaRef('JobAccepted'), example: { id: '5f2c6b9e-3d1a-4c8e-9b7f-2a6d4e8c1f03', status: 'IN_QUEUE' } })
+  @ApiOperation({
+    summary: 'Retry a failed job',
+    description:
+      'A `FAILED` or `TIMED_OUT` job whose results are still kept goes back to the queue with its input.',
+  })
+  @ApiOkResponse({
+    description: '`{id, status: "IN_QUEUE"}`.',
+    schema: schemaRef('JobAccepted'),
+    example: { id: '5f2c6b9e-3d1a-4c8e-9b7f-2a6d4e8c1f03', status: 'IN_QUEUE' },
+  })
   @ApiError(409, 'The job is not FAILED or TIMED_OUT, or its results were dropped.')
   @HttpCode(200)
-  retry(@CurrentPrincipal() principal: Principal, @Param('endpointId') endpointId: string, @Param('jobId') jobId: string) {
+  retry(
+    @CurrentPrincipal() principal: Principal,
+    @Param('endpointId') endpointId: string,
+    @Param('jobId') jobId: string,
+  ) {
     return this.queue.retry(principal, endpointId, jobId);
   }
 
   @Post('purge-queue')
-  @ApiOperation({ summary: 'Remove every queued job', description: 'Only jobs waiting in the queue are removed; running jobs continue.' })
-  @ApiOkResponse({ description: 'How many jobs were removed.', schema: schemaRef('PurgeResponse'), example: { removed: 2, status: 'completed' } })
+  @ApiOperation({
+    summary: 'Remove every queued job',
+    description: 'Only jobs waiting in the queue are removed; running jobs continue.',
+  })
+  @ApiOkResponse({
+    description: 'How many jobs were removed.',
+    schema: schemaRef('PurgeResponse'),
+    example: { removed: 2, status: 'completed' },
+  })
   @ApiError(429)
   @LimitedOperation('purge-queue')
   @HttpCode(200)
@@ -144,19 +277,29 @@ export class QueueController {
   @ApiOkResponse({
     description: 'The health record.',
     schema: schemaRef('HealthRecord'),
-    example: { jobs: { completed: 12, failed: 1, inProgress: 1, inQueue: 3, retried: 0 }, workers: { idle: 0, initializing: 0, ready: 0, running: 1, throttled: 0, unhealthy: 0 } },
+    example: {
+      jobs: { completed: 12, failed: 1, inProgress: 1, inQueue: 3, retried: 0 },
+      workers: { idle: 0, initializing: 0, ready: 0, running: 1, throttled: 0, unhealthy: 0 },
+    },
   })
   health(@CurrentPrincipal() principal: Principal, @Param('endpointId') endpointId: string) {
     return this.queue.health(principal, endpointId);
   }
 
   @Get('requests')
-  @ApiOperation({ summary: 'List the endpoint\'s jobs, newest first', description: 'Page with `limit` (at most 100) and the previous answer\'s `nextCursor`.' })
+  @ApiOperation({
+    summary: "List the endpoint's jobs, newest first",
+    description: "Page with `limit` (at most 100) and the previous answer's `nextCursor`.",
+  })
   @ApiQuery({ name: 'cursor', description: 'The `nextCursor` of the previous page.' })
   @ApiOkResponse({ description: 'One page of jobs.', schema: schemaRef('ListJobsResponse') })
   @ApiError(429)
   @LimitedOperation('requests')
-  requests(@CurrentPrincipal() principal: Principal, @Param('endpointId') endpointId: string, @Query() query: ListRequestsQuery) {
+  requests(
+    @CurrentPrincipal() principal: Principal,
+    @Param('endpointId') endpointId: string,
+    @Query() query: ListRequestsQuery,
+  ) {
     return this.queue.list(principal, endpointId, query);
   }
 }

@@ -1,9 +1,18 @@
 import { Injectable } from '@nestjs/common';
 import { Bus } from '@runplane/bus';
 import {
-  isFinalStatus, isRunplaneError, JOB_LIMITS, SchedulerRpc,
-  type HealthRecord, type JobAccepted, type JobRecord, type JobRequestDto, type JobStatus,
-  type ListJobsResponse, type Principal, type PurgeResponse,
+  isFinalStatus,
+  isRunplaneError,
+  JOB_LIMITS,
+  SchedulerRpc,
+  type HealthRecord,
+  type JobAccepted,
+  type JobRecord,
+  type JobRequestDto,
+  type JobStatus,
+  type ListJobsResponse,
+  type Principal,
+  type PurgeResponse,
 } from '@runplane/contracts';
 import { BUS_MARGIN_MS, LongPolls } from '../http/long-polls.js';
 import { IdempotencyService } from './idempotency.service.js';
@@ -22,9 +31,18 @@ interface JobScope {
  */
 @Injectable()
 export class QueueService {
-  constructor(private readonly bus: Bus, private readonly idempotency: IdempotencyService, private readonly polls: LongPolls) {}
+  constructor(
+    private readonly bus: Bus,
+    private readonly idempotency: IdempotencyService,
+    private readonly polls: LongPolls,
+  ) {}
 
-  async run(principal: Principal, endpointId: string, job: JobRequestDto, idempotencyKey?: string): Promise<JobAccepted> {
+  async run(
+    principal: Principal,
+    endpointId: string,
+    job: JobRequestDto,
+    idempotencyKey?: string,
+  ): Promise<JobAccepted> {
     const accepted = await this.submit(principal, endpointId, job, idempotencyKey);
     return { id: accepted.id, status: accepted.status };
   }
@@ -33,28 +51,57 @@ export class QueueService {
    * Submits and blocks up to `wait` ms in one scheduler request; past the wait only `{id, status}`
    * is returned (contract §3).
    */
-  async runsync(principal: Principal, endpointId: string, job: JobRequestDto, wait: number = JOB_LIMITS.runsyncWait.default, idempotencyKey?: string): Promise<JobRecord | JobAccepted> {
+  async runsync(
+    principal: Principal,
+    endpointId: string,
+    job: JobRequestDto,
+    wait: number = JOB_LIMITS.runsyncWait.default,
+    idempotencyKey?: string,
+  ): Promise<JobRecord | JobAccepted> {
     // Shutting down: queue it without waiting; the client fetches the result with /status.
     if (this.polls.draining) return this.run(principal, endpointId, job, idempotencyKey);
     const record = await this.submit(principal, endpointId, job, idempotencyKey, wait);
     return isFinalStatus(record.status) ? record : { id: record.id, status: record.status };
   }
 
-  status(principal: Principal, endpointId: string, jobId: string, ttlMs?: number): Promise<JobRecord> {
-    return this.bus.request(SchedulerRpc.getJob, { ownerId: principal.userId, endpointId, jobId, ...(ttlMs === undefined ? {} : { ttlMs }) });
+  status(
+    principal: Principal,
+    endpointId: string,
+    jobId: string,
+    ttlMs?: number,
+  ): Promise<JobRecord> {
+    return this.bus.request(SchedulerRpc.getJob, {
+      ownerId: principal.userId,
+      endpointId,
+      jobId,
+      ...(ttlMs === undefined ? {} : { ttlMs }),
+    });
   }
 
   /** `/status` that blocks up to `wait` ms for a final state. */
-  statusSync(principal: Principal, endpointId: string, jobId: string, wait: number = JOB_LIMITS.runsyncWait.default): Promise<JobRecord> {
+  statusSync(
+    principal: Principal,
+    endpointId: string,
+    jobId: string,
+    wait: number = JOB_LIMITS.runsyncWait.default,
+  ): Promise<JobRecord> {
     return this.awaitRecord({ ownerId: principal.userId, endpointId, jobId }, wait);
   }
 
   cancel(principal: Principal, endpointId: string, jobId: string): Promise<JobAccepted> {
-    return this.bus.request(SchedulerRpc.cancelJob, { ownerId: principal.userId, endpointId, jobId });
+    return this.bus.request(SchedulerRpc.cancelJob, {
+      ownerId: principal.userId,
+      endpointId,
+      jobId,
+    });
   }
 
   retry(principal: Principal, endpointId: string, jobId: string): Promise<JobAccepted> {
-    return this.bus.request(SchedulerRpc.retryJob, { ownerId: principal.userId, endpointId, jobId });
+    return this.bus.request(SchedulerRpc.retryJob, {
+      ownerId: principal.userId,
+      endpointId,
+      jobId,
+    });
   }
 
   purge(principal: Principal, endpointId: string): Promise<PurgeResponse> {
@@ -65,10 +112,17 @@ export class QueueService {
     return this.bus.request(SchedulerRpc.health, { ownerId: principal.userId, endpointId });
   }
 
-  list(principal: Principal, endpointId: string, query: { status?: JobStatus; limit?: number; cursor?: string }): Promise<ListJobsResponse> {
+  list(
+    principal: Principal,
+    endpointId: string,
+    query: { status?: JobStatus; limit?: number; cursor?: string },
+  ): Promise<ListJobsResponse> {
     return this.bus.request(SchedulerRpc.listJobs, {
-      ownerId: principal.userId, endpointId, limit: query.limit ?? 50,
-      ...(query.status ? { status: query.status } : {}), ...(query.cursor ? { cursor: query.cursor } : {}),
+      ownerId: principal.userId,
+      endpointId,
+      limit: query.limit ?? 50,
+      ...(query.status ? { status: query.status } : {}),
+      ...(query.cursor ? { cursor: query.cursor } : {}),
     });
   }
 
@@ -81,9 +135,26 @@ export class QueueService {
    * With `waitMs` (runsync) the scheduler also waits for the job's final state, and the record is
    * returned as it is then.
    */
-  private async submit(principal: Principal, endpointId: string, job: JobRequestDto, idempotencyKey?: string): Promise<JobAccepted>;
-  private async submit(principal: Principal, endpointId: string, job: JobRequestDto, idempotencyKey: string | undefined, waitMs: number): Promise<JobRecord>;
-  private async submit(principal: Principal, endpointId: string, job: JobRequestDto, idempotencyKey?: string, waitMs?: number): Promise<JobAccepted | JobRecord> {
+  private async submit(
+    principal: Principal,
+    endpointId: string,
+    job: JobRequestDto,
+    idempotencyKey?: string,
+  ): Promise<JobAccepted>;
+  private async submit(
+    principal: Principal,
+    endpointId: string,
+    job: JobRequestDto,
+    idempotencyKey: string | undefined,
+    waitMs: number,
+  ): Promise<JobRecord>;
+  private async submit(
+    principal: Principal,
+    endpointId: string,
+    job: JobRequestDto,
+    idempotencyKey?: string,
+    waitMs?: number,
+  ): Promise<JobAccepted | JobRecord> {
     const ownerId = principal.userId;
     const mode = waitMs === undefined ? 'run' : 'runsync';
     let jobId = newJobId(mode);
@@ -95,15 +166,31 @@ export class QueueService {
       bound = claim.created;
     }
     try {
-      if (waitMs === undefined) return await this.bus.request(SchedulerRpc.submitJob, { ownerId, endpointId, jobId, mode, job });
-      const call = () => this.bus.request(SchedulerRpc.runJobSync, { ownerId, endpointId, jobId, mode, job, waitMs }, { timeoutMs: waitMs + BUS_MARGIN_MS });
+      if (waitMs === undefined)
+        return await this.bus.request(SchedulerRpc.submitJob, {
+          ownerId,
+          endpointId,
+          jobId,
+          mode,
+          job,
+        });
+      const call = () =>
+        this.bus.request(
+          SchedulerRpc.runJobSync,
+          { ownerId, endpointId, jobId, mode, job, waitMs },
+          { timeoutMs: waitMs + BUS_MARGIN_MS },
+        );
       // Cut short by shutdown within the moment before the scheduler stored the job: it is on its way.
-      return await this.awaitRecord({ ownerId, endpointId, jobId }, waitMs, call, { id: jobId, status: 'IN_QUEUE' });
+      return await this.awaitRecord({ ownerId, endpointId, jobId }, waitMs, call, {
+        id: jobId,
+        status: 'IN_QUEUE',
+      });
     } catch (err) {
       // A rejection (4xx) created no job: free the key. After a timeout or 5xx the job may exist,
       // so the key stays bound and a retry resubmits the same id; a runsync job whose TTL ran out
       // while it was awaited existed too.
-      if (bound && isRunplaneError(err) && err.status < 500 && err.code !== 'JOB_NOT_FOUND') await this.idempotency.forget(scope, jobId);
+      if (bound && isRunplaneError(err) && err.status < 500 && err.code !== 'JOB_NOT_FOUND')
+        await this.idempotency.forget(scope, jobId);
       throw err;
     }
   }
@@ -113,8 +200,14 @@ export class QueueService {
    * first, the record as it is now (`unseen` when the job is not stored yet).
    */
   private async awaitRecord(
-    scope: JobScope, waitMs: number,
-    call = () => this.bus.request(SchedulerRpc.awaitJob, { ...scope, waitMs }, { timeoutMs: waitMs + BUS_MARGIN_MS }),
+    scope: JobScope,
+    waitMs: number,
+    call = () =>
+      this.bus.request(
+        SchedulerRpc.awaitJob,
+        { ...scope, waitMs },
+        { timeoutMs: waitMs + BUS_MARGIN_MS },
+      ),
     unseen?: JobRecord,
   ): Promise<JobRecord> {
     try {

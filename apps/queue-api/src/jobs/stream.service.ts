@@ -1,6 +1,12 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { Bus } from '@runplane/bus';
-import { isFinalStatus, JOB_LIMITS, SchedulerRpc, type Principal, type StreamResponse } from '@runplane/contracts';
+import {
+  isFinalStatus,
+  JOB_LIMITS,
+  SchedulerRpc,
+  type Principal,
+  type StreamResponse,
+} from '@runplane/contracts';
 import { LOGGER, toRunplaneError } from '@runplane/platform';
 import type { FastifyReply } from 'fastify';
 import type { Logger } from 'pino';
@@ -23,9 +29,18 @@ export function wantsEventStream(accept: string | string[] | undefined): boolean
  */
 @Injectable()
 export class StreamService {
-  constructor(private readonly bus: Bus, private readonly polls: LongPolls, @Inject(LOGGER) private readonly logger: Logger) {}
+  constructor(
+    private readonly bus: Bus,
+    private readonly polls: LongPolls,
+    @Inject(LOGGER) private readonly logger: Logger,
+  ) {}
 
-  async poll(principal: Principal, endpointId: string, jobId: string, wait: number = JOB_LIMITS.streamWait.default): Promise<StreamResponse> {
+  async poll(
+    principal: Principal,
+    endpointId: string,
+    jobId: string,
+    wait: number = JOB_LIMITS.streamWait.default,
+  ): Promise<StreamResponse> {
     const scope = { ownerId: principal.userId, endpointId, jobId };
     const held = await this.polls.hold(() => this.drain(scope, wait));
     if (!held.ended) return held.value;
@@ -39,7 +54,13 @@ export class StreamService {
    * with `{id, status}`, and ends. Errors before the first byte (unknown job...) are normal JSON
    * errors; later ones end the stream with an `event: error`.
    */
-  async events(principal: Principal, endpointId: string, jobId: string, reply: FastifyReply, wait: number = JOB_LIMITS.streamWait.default): Promise<void> {
+  async events(
+    principal: Principal,
+    endpointId: string,
+    jobId: string,
+    reply: FastifyReply,
+    wait: number = JOB_LIMITS.streamWait.default,
+  ): Promise<void> {
     const scope = { ownerId: principal.userId, endpointId, jobId };
     let last = await this.drain(scope, 0);
     reply.hijack();
@@ -49,8 +70,12 @@ export class StreamService {
       'cache-control': 'no-cache',
       'x-accel-buffering': 'no', // proxies must not buffer the events
     });
-    const write = (text: string) => { if (!res.destroyed) res.write(text); };
-    const writeChunks = (r: StreamResponse) => { for (const chunk of r.stream) write(`data: ${JSON.stringify(chunk)}\n\n`); };
+    const write = (text: string) => {
+      if (!res.destroyed) res.write(text);
+    };
+    const writeChunks = (r: StreamResponse) => {
+      for (const chunk of r.stream) write(`data: ${JSON.stringify(chunk)}\n\n`);
+    };
     try {
       writeChunks(last);
       while (!isFinalStatus(last.status)) {
@@ -74,7 +99,11 @@ export class StreamService {
   }
 
   private async drain(scope: JobScope, waitMs: number): Promise<StreamResponse> {
-    const r = await this.bus.request(SchedulerRpc.streamJob, { ...scope, waitMs }, { timeoutMs: waitMs + BUS_MARGIN_MS });
+    const r = await this.bus.request(
+      SchedulerRpc.streamJob,
+      { ...scope, waitMs },
+      { timeoutMs: waitMs + BUS_MARGIN_MS },
+    );
     // `stream` is always an array: RunPod's JS SDK iterates it unconditionally (reference §3.3).
     return { id: r.id, status: r.status, stream: Array.isArray(r.stream) ? r.stream : [] };
   }

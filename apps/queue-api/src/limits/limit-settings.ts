@@ -17,7 +17,13 @@ export class LimitSettings {
     const env = environmentOf(config);
     this.enabled = boolSetting(env, 'RUNPLANE_RATE_LIMITS', true);
     this.requestsPerWorker = intSetting(env, 'RUNPLANE_REQUESTS_PER_WORKER', 100, 0, 1_000_000);
-    this.concurrentRequestsPerWorker = intSetting(env, 'RUNPLANE_CONCURRENT_REQUESTS_PER_WORKER', 20, 0, 100_000);
+    this.concurrentRequestsPerWorker = intSetting(
+      env,
+      'RUNPLANE_CONCURRENT_REQUESTS_PER_WORKER',
+      20,
+      0,
+      100_000,
+    );
     this.workerCountTtlMs = intSetting(env, 'RUNPLANE_WORKER_COUNT_TTL_MS', 2000, 100, 60_000);
   }
 }

@@ -1,4 +1,10 @@
-import { Injectable, SetMetadata, type CallHandler, type ExecutionContext, type NestInterceptor } from '@nestjs/common';
+import {
+  Injectable,
+  SetMetadata,
+  type CallHandler,
+  type ExecutionContext,
+  type NestInterceptor,
+} from '@nestjs/common';
 import { Reflector } from '@nestjs/core';
 import type { AuthenticatedRequest } from '@runplane/auth';
 import { RunplaneError, type LimitedQueueOperation } from '@runplane/contracts';
@@ -10,7 +16,8 @@ import { QueueLimits } from './queue-limits.service.js';
 const LIMITED_OPERATION = 'runplane:limited-operation';
 
 /** Which row of the spec's limits table a route (or every route of a controller) counts against. */
-export const LimitedOperation = (operation: LimitedQueueOperation) => SetMetadata(LIMITED_OPERATION, operation);
+export const LimitedOperation = (operation: LimitedQueueOperation) =>
+  SetMetadata(LIMITED_OPERATION, operation);
 
 /**
  * Applies QueueLimits to routes marked with @LimitedOperation, after authentication (guards run
@@ -19,10 +26,17 @@ export const LimitedOperation = (operation: LimitedQueueOperation) => SetMetadat
  */
 @Injectable()
 export class QueueLimitsInterceptor implements NestInterceptor {
-  constructor(private readonly reflector: Reflector, private readonly limits: QueueLimits, private readonly settings: LimitSettings) {}
+  constructor(
+    private readonly reflector: Reflector,
+    private readonly limits: QueueLimits,
+    private readonly settings: LimitSettings,
+  ) {}
 
   async intercept(context: ExecutionContext, next: CallHandler): Promise<Observable<unknown>> {
-    const operation = this.reflector.getAllAndOverride<LimitedQueueOperation | undefined>(LIMITED_OPERATION, [context.getHandler(), context.getClass()]);
+    const operation = this.reflector.getAllAndOverride<LimitedQueueOperation | undefined>(
+      LIMITED_OPERATION,
+      [context.getHandler(), context.getClass()],
+    );
     if (!operation || !this.settings.enabled) return next.handle();
     const request = context.switchToHttp().getRequest<FastifyRequest & AuthenticatedRequest>();
     const reply = context.switchToHttp().getResponse<FastifyReply>();

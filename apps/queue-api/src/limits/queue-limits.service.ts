@@ -1,5 +1,10 @@
 import { Injectable } from '@nestjs/common';
-import { QUEUE_RATE_LIMITS, RATE_LIMIT_WINDOW_MS, type LimitedQueueOperation, type Principal } from '@runplane/contracts';
+import {
+  QUEUE_RATE_LIMITS,
+  RATE_LIMIT_WINDOW_MS,
+  type LimitedQueueOperation,
+  type Principal,
+} from '@runplane/contracts';
 import { DatabaseTargets } from '@runplane/database';
 import { PrismaClient } from '../generated/prisma/client.js';
 import { ConcurrencyLimiter } from './concurrency-limiter.js';
@@ -32,10 +37,17 @@ export class QueueLimits {
   ) {
     const target = targets.targetFor('queue-api');
     // One process owns the embedded database, so memory is exact there; replicas share Postgres.
-    this.counter = target.kind === 'embedded' ? new MemoryRateCounter() : new PostgresRateCounter(db, target.schema);
+    this.counter =
+      target.kind === 'embedded'
+        ? new MemoryRateCounter()
+        : new PostgresRateCounter(db, target.schema);
   }
 
-  async admit(principal: Principal, endpointId: string, operation: LimitedQueueOperation): Promise<Admission> {
+  async admit(
+    principal: Principal,
+    endpointId: string,
+    operation: LimitedQueueOperation,
+  ): Promise<Admission> {
     const base = QUEUE_RATE_LIMITS[operation];
     const key = `${principal.userId}/${endpointId}/${operation}`;
     const running = () => this.workers.running(principal.userId, endpointId);
@@ -45,9 +57,22 @@ export class QueueLimits {
       // This replica's share; the workers are only asked about when the base share is used up.
       const share = (limit: number) => Math.max(1, Math.ceil(limit / this.replicas.count));
       let slot = this.concurrency.tryAcquire(key, share(base.concurrent));
-      if (!slot) slot = this.concurrency.tryAcquire(key, share(Math.max(base.concurrent, (await running()) * this.settings.concurrentRequestsPerWorker)));
+      if (!slot)
+        slot = this.concurrency.tryAcquire(
+          key,
+          share(
+            Math.max(
+              base.concurrent,
+              (await running()) * this.settings.concurrentRequestsPerWorker,
+            ),
+          ),
+        );
       if (!slot) {
-        return { admitted: false, retryAfterSeconds: 1, message: `too many concurrent ${operation} requests on endpoint ${endpointId} (limit ${base.concurrent} in flight, more with running workers); retry with backoff` };
+        return {
+          admitted: false,
+          retryAfterSeconds: 1,
+          message: `too many concurrent ${operation} requests on endpoint ${endpointId} (limit ${base.concurrent} in flight, more with running workers); retry with backoff`,
+        };
       }
       release = slot;
     }
@@ -58,8 +83,15 @@ export class QueueLimits {
         const limit = Math.max(base.per10s, (await running()) * this.settings.requestsPerWorker);
         if (count > limit) {
           release();
-          const retryAfterSeconds = Math.min(RATE_LIMIT_WINDOW_MS / 1000, Math.max(1, Math.ceil(msBeforeReset / 1000)));
-          return { admitted: false, retryAfterSeconds, message: `rate limit of ${operation} on endpoint ${endpointId} exceeded (${limit} requests per ${RATE_LIMIT_WINDOW_MS / 1000} s); retry after ${retryAfterSeconds} s` };
+          const retryAfterSeconds = Math.min(
+            RATE_LIMIT_WINDOW_MS / 1000,
+            Math.max(1, Math.ceil(msBeforeReset / 1000)),
+          );
+          return {
+            admitted: false,
+            retryAfterSeconds,
+            message: `rate limit of ${operation} on endpoint ${endpointId} exceeded (${limit} requests per ${RATE_LIMIT_WINDOW_MS / 1000} s); retry after ${retryAfterSeconds} s`,
+          };
         }
       }
     } catch (err) {

@@ -19,7 +19,11 @@ export interface RateCounter {
  * effectively unlimited, since the limit grows with the endpoint's running workers.
  */
 export class MemoryRateCounter implements RateCounter {
-  private readonly limiter = new RateLimiterMemory({ points: Number.MAX_SAFE_INTEGER, duration: RATE_LIMIT_WINDOW_MS / 1000, keyPrefix: 'q' });
+  private readonly limiter = new RateLimiterMemory({
+    points: Number.MAX_SAFE_INTEGER,
+    duration: RATE_LIMIT_WINDOW_MS / 1000,
+    keyPrefix: 'q',
+  });
 
   async hit(key: string): Promise<WindowCount> {
     const res = await this.limiter.consume(key, 1);
@@ -44,7 +48,10 @@ export class PostgresRateCounter implements RateCounter {
   private readonly table: string;
   private lastCleanup = Date.now();
 
-  constructor(private readonly db: PrismaClient, schema: string) {
+  constructor(
+    private readonly db: PrismaClient,
+    schema: string,
+  ) {
     this.table = `"${schema.replace(/"/g, '""')}"."RateLimit"`;
     this.hits = new GroupCommit((keys) => this.hitMany(keys));
   }
@@ -61,22 +68,39 @@ export class PostgresRateCounter implements RateCounter {
     const perKey = new Map<string, number>();
     for (const key of keys) perKey.set(key, (perKey.get(key) ?? 0) + 1);
     const now = Date.now();
-    const rows = await this.db.$queryRawUnsafe<Array<{ key: string; points: number; expire: bigint | number }>>(`
+    const rows = await this.db.$queryRawUnsafe<
+      Array<{ key: string; points: number; expire: bigint | number }>
+    >(
+      `
       INSERT INTO ${this.table} AS r (key, points, expire)
       SELECT k, n, $3::bigint FROM unnest($1::text[], $2::int[]) AS u(k, n)
       ON CONFLICT (key) DO UPDATE SET
         points = CASE WHEN r.expire <= $4::bigint OR r.expire IS NULL THEN EXCLUDED.points ELSE r.points + EXCLUDED.points END,
         expire = CASE WHEN r.expire <= $4::bigint OR r.expire IS NULL THEN EXCLUDED.expire ELSE r.expire END
       RETURNING key, points, expire`,
-    [...perKey.keys()].map(stored), [...perKey.values()], now + RATE_LIMIT_WINDOW_MS, now);
+      [...perKey.keys()].map(stored),
+      [...perKey.values()],
+      now + RATE_LIMIT_WINDOW_MS,
+      now,
+    );
     if (now - this.lastCleanup > CLEANUP_EVERY_MS) {
       this.lastCleanup = now;
-      void this.db.$executeRawUnsafe(`DELETE FROM ${this.table} WHERE expire < $1::bigint`, now - RATE_LIMIT_WINDOW_MS).catch(() => {});
+      void this.db
+        .$executeRawUnsafe(
+          `DELETE FROM ${this.table} WHERE expire < $1::bigint`,
+          now - RATE_LIMIT_WINDOW_MS,
+        )
+        .catch(() => {});
     }
     // Measured from the answer, not from `now`: a window another replica opened while this
     // statement waited for its row ends up to that wait later than `now` + the window.
     const answeredAt = Date.now();
-    const counted = new Map(rows.map((r) => [r.key, { points: r.points, msBeforeReset: Math.max(0, Number(r.expire) - answeredAt) }]));
+    const counted = new Map(
+      rows.map((r) => [
+        r.key,
+        { points: r.points, msBeforeReset: Math.max(0, Number(r.expire) - answeredAt) },
+      ]),
+    );
     // The batch's hits of one key took the last `n` places of its count, in call order.
     const place = new Map<string, number>();
     return keys.map((key) => {

@@ -1,4 +1,9 @@
-import { Inject, Injectable, type OnApplicationBootstrap, type OnApplicationShutdown } from '@nestjs/common';
+import {
+  Inject,
+  Injectable,
+  type OnApplicationBootstrap,
+  type OnApplicationShutdown,
+} from '@nestjs/common';
 import { LOGGER, type Logger } from '@runplane/platform';
 import { randomUUID } from 'node:crypto';
 import { PrismaClient } from '../generated/prisma/client.js';
@@ -18,7 +23,10 @@ export class ReplicaRegistry implements OnApplicationBootstrap, OnApplicationShu
   private live = 1;
   private timer?: NodeJS.Timeout;
 
-  constructor(private readonly db: PrismaClient, @Inject(LOGGER) private readonly logger: Logger) {}
+  constructor(
+    private readonly db: PrismaClient,
+    @Inject(LOGGER) private readonly logger: Logger,
+  ) {}
 
   /** Live replicas, this one included (at least 1). */
   get count(): number {
@@ -40,10 +48,16 @@ export class ReplicaRegistry implements OnApplicationBootstrap, OnApplicationShu
   private async beat(): Promise<void> {
     const now = new Date();
     try {
-      await this.db.apiReplica.upsert({ where: { id: this.id }, create: { id: this.id, seenAt: now }, update: { seenAt: now } });
+      await this.db.apiReplica.upsert({
+        where: { id: this.id },
+        create: { id: this.id, seenAt: now },
+        update: { seenAt: now },
+      });
       const since = new Date(now.getTime() - ReplicaRegistry.EXPIRY_MS);
       this.live = Math.max(1, await this.db.apiReplica.count({ where: { seenAt: { gt: since } } }));
-      await this.db.apiReplica.deleteMany({ where: { seenAt: { lt: new Date(now.getTime() - 10 * ReplicaRegistry.EXPIRY_MS) } } });
+      await this.db.apiReplica.deleteMany({
+        where: { seenAt: { lt: new Date(now.getTime() - 10 * ReplicaRegistry.EXPIRY_MS) } },
+      });
     } catch (err) {
       // Keep the last count: a database hiccup must not change the limits.
       this.logger.warn({ err }, 'replica heartbeat failed; keeping the last replica count');

@@ -12,7 +12,10 @@ export class WorkerCounts {
   private readonly cache = new Map<string, { workers: number; expires: number }>();
   private readonly pending = new Map<string, Promise<number>>();
 
-  constructor(private readonly bus: Bus, private readonly settings: LimitSettings) {}
+  constructor(
+    private readonly bus: Bus,
+    private readonly settings: LimitSettings,
+  ) {}
 
   running(ownerId: string, endpointId: string): Promise<number> {
     const key = `${ownerId}/${endpointId}`;
@@ -34,7 +37,11 @@ export class WorkerCounts {
 
   private async fetch(ownerId: string, endpointId: string): Promise<number> {
     try {
-      const { workers } = await this.bus.request(SchedulerRpc.health, { ownerId, endpointId }, { timeoutMs: 2000 });
+      const { workers } = await this.bus.request(
+        SchedulerRpc.health,
+        { ownerId, endpointId },
+        { timeoutMs: 2000 },
+      );
       return workers.idle + workers.running;
     } catch {
       // Unknown endpoint (the route answers 404 itself) or no answer: the base limit applies.

@@ -4,7 +4,8 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 
 /** OpenAI's `error.type` for our statuses (what OpenAI's own API answers for the same situations). */
 function openAiType(status: number, code: string): string {
-  if (code === 'JOB_FAILED' || code === 'JOB_TIMED_OUT' || code === 'JOB_CANCELLED') return 'worker_error';
+  if (code === 'JOB_FAILED' || code === 'JOB_TIMED_OUT' || code === 'JOB_CANCELLED')
+    return 'worker_error';
   if (status === 401) return 'authentication_error';
   if (status === 404) return 'not_found_error';
   if (status === 429) return 'rate_limit_error';
@@ -25,10 +26,22 @@ export class OpenAiErrorFilter implements ExceptionFilter {
     const reply = host.switchToHttp().getResponse<FastifyReply>();
     const request = host.switchToHttp().getRequest<FastifyRequest>();
     const { error, unexpected } = toRunplaneError(exception);
-    if (unexpected) this.logger.error({ err: exception, reqId: request.id, url: request.url }, 'openai request failed');
+    if (unexpected)
+      this.logger.error(
+        { err: exception, reqId: request.id, url: request.url },
+        'openai request failed',
+      );
     if (error.status === 429 && !reply.hasHeader('retry-after')) reply.header('retry-after', '1');
-    return reply.status(error.status).header('content-type', 'application/json; charset=utf-8').send({
-      error: { message: error.message, type: openAiType(error.status, error.code), param: error.details?.[0]?.path ?? null, code: error.code },
-    });
+    return reply
+      .status(error.status)
+      .header('content-type', 'application/json; charset=utf-8')
+      .send({
+        error: {
+          message: error.message,
+          type: openAiType(error.status, error.code),
+          param: error.details?.[0]?.path ?? null,
+          code: error.code,
+        },
+      });
   }
 }

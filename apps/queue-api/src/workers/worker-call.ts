@@ -42,15 +42,20 @@ export function resolveWorkerCall(raw: RawWorkerCall, needsJob: boolean): Worker
     if (jobId !== undefined) jobId = split(jobId);
     else workerId = split(workerId);
   }
-  if (!workerId) throw RunplaneError.badRequest('the worker id is missing from the URL', [{ path: 'workerId', message: 'required' }]);
+  if (!workerId)
+    throw RunplaneError.badRequest('the worker id is missing from the URL', [
+      { path: 'workerId', message: 'required' },
+    ]);
   if (!needsJob) return { workerId, query };
   if (!jobId || jobId === JOB_PLACEHOLDER) {
     const header = Array.isArray(raw.requestId) ? raw.requestId[0] : raw.requestId;
     jobId = header?.trim() || undefined;
   }
   if (!jobId) {
-    throw RunplaneError.badRequest('the job id is missing: put it in the URL (/job-done/{workerId}/{jobId}) or send X-Request-ID',
-      [{ path: 'jobId', message: 'required' }]);
+    throw RunplaneError.badRequest(
+      'the job id is missing: put it in the URL (/job-done/{workerId}/{jobId}) or send X-Request-ID',
+      [{ path: 'jobId', message: 'required' }],
+    );
   }
   return { workerId, jobId, query };
 }
@@ -61,12 +66,20 @@ export function queryFlag(value: string | undefined): boolean {
 }
 
 /** An integer query value clamped to [min, max]; `fallback` when absent or not a number. */
-export function queryInt(value: string | undefined, fallback: number, min: number, max: number): number {
+export function queryInt(
+  value: string | undefined,
+  fallback: number,
+  min: number,
+  max: number,
+): number {
   const n = Number.parseInt(value ?? '', 10);
   return Number.isFinite(n) ? Math.min(max, Math.max(min, n)) : fallback;
 }
 
 /** `job_id=a,b` (comma-separated, possibly empty) as a list of ids. */
 export function queryList(value: string | undefined): string[] {
-  return (value ?? '').split(',').map((s) => s.trim()).filter(Boolean);
+  return (value ?? '')
+    .split(',')
+    .map((s) => s.trim())
+    .filter(Boolean);
 }

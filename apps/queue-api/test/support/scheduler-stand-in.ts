@@ -22,7 +22,8 @@ export class SchedulerStandIn {
       await bus.serve(SchedulerRpc[name] as RpcDefinition<unknown, unknown>, async (payload) => {
         standIn.calls.set(name, [...(standIn.calls.get(name) ?? []), payload]);
         const handler = standIn.handlers.get(name);
-        if (!handler) throw new RunplaneError(501, `the stand-in scheduler has no answer for ${name}`);
+        if (!handler)
+          throw new RunplaneError(501, `the stand-in scheduler has no answer for ${name}`);
         return handler(payload as never);
       });
     }
@@ -50,15 +51,26 @@ export class SchedulerStandIn {
 }
 
 /** A promise the test resolves by hand, e.g. to finish a long poll when it chooses. */
-export function deferred<T>(): { promise: Promise<T>; resolve(value: T): void; reject(err: unknown): void } {
+export function deferred<T>(): {
+  promise: Promise<T>;
+  resolve(value: T): void;
+  reject(err: unknown): void;
+} {
   let resolve!: (value: T) => void;
   let reject!: (err: unknown) => void;
-  const promise = new Promise<T>((res, rej) => { resolve = res; reject = rej; });
+  const promise = new Promise<T>((res, rej) => {
+    resolve = res;
+    reject = rej;
+  });
   return { promise, resolve, reject };
 }
 
 /** Resolves once `check` returns true (polled every 20 ms), failing after `timeoutMs`. */
-export async function until(check: () => boolean, timeoutMs = 5000, what = 'condition'): Promise<void> {
+export async function until(
+  check: () => boolean,
+  timeoutMs = 5000,
+  what = 'condition',
+): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   while (!check()) {
     if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);

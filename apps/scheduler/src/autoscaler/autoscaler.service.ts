@@ -1,4 +1,9 @@
-import { Inject, Injectable, type OnApplicationBootstrap, type OnModuleDestroy } from '@nestjs/common';
+import {
+  Inject,
+  Injectable,
+  type OnApplicationBootstrap,
+  type OnModuleDestroy,
+} from '@nestjs/common';
 import { Bus } from '@runplane/bus';
 import { PodRpc, RunplaneError, VaultRpc } from '@runplane/contracts';
 import { LOGGER, type Logger } from '@runplane/platform';
@@ -63,8 +68,13 @@ export class Autoscaler implements OnApplicationBootstrap, OnModuleDestroy {
     // A change (new job, new endpoint, stopPod...) runs a tick soon: scale-from-zero is immediate.
     const unChange = this.changes.onChange((endpointId) => this.poke(endpointId));
     // Endpoint-wide changes (configuration, releases, deletion, purges) always get a prompt look.
-    const unWake = this.changes.onWake((endpointId, jobId) => { if (jobId === ANY_JOB) this.settled.delete(endpointId); });
-    this.unsubscribe = () => { unChange(); unWake(); };
+    const unWake = this.changes.onWake((endpointId, jobId) => {
+      if (jobId === ANY_JOB) this.settled.delete(endpointId);
+    });
+    this.unsubscribe = () => {
+      unChange();
+      unWake();
+    };
     this.schedule(this.settings.autoscaleIntervalMs);
   }
 
@@ -75,7 +85,10 @@ export class Autoscaler implements OnApplicationBootstrap, OnModuleDestroy {
     clearTimeout(this.pokeTimer);
     await this.running;
     // Calls to pod-rest may hang while the process (pod-rest included) shuts down: wait a little only.
-    await Promise.race([Promise.allSettled([...this.actions]), new Promise((r) => setTimeout(r, 5000).unref())]);
+    await Promise.race([
+      Promise.allSettled([...this.actions]),
+      new Promise((r) => setTimeout(r, 5000).unref()),
+    ]);
   }
 
   private schedule(delayMs: number): void {
@@ -93,7 +106,8 @@ export class Autoscaler implements OnApplicationBootstrap, OnModuleDestroy {
 
   private poke(endpointId: string): void {
     const settledAt = this.settled.get(endpointId);
-    if (settledAt !== undefined && Date.now() - settledAt < this.settings.autoscaleSettledMs) return;
+    if (settledAt !== undefined && Date.now() - settledAt < this.settings.autoscaleSettledMs)
+      return;
     if (this.stopped || this.pokeTimer) return;
     this.pokeTimer = setTimeout(() => {
       this.pokeTimer = undefined;
@@ -105,10 +119,19 @@ export class Autoscaler implements OnApplicationBootstrap, OnModuleDestroy {
   /** One round over every endpoint (public for tests). */
   async tick(): Promise<void> {
     try {
-      if (!(await this.leadership.isLeader(leaseTtl(this.settings), Math.min(1000, this.settings.autoscaleIntervalMs)))) return;
+      if (
+        !(await this.leadership.isLeader(
+          leaseTtl(this.settings),
+          Math.min(1000, this.settings.autoscaleIntervalMs),
+        ))
+      )
+        return;
       const now = new Date();
       const [endpoints, stats, workers, held] = await Promise.all([
-        this.endpoints.listAll(), this.jobs.queueStats(), this.workers.listAll(), this.jobs.heldCounts(),
+        this.endpoints.listAll(),
+        this.jobs.queueStats(),
+        this.workers.listAll(),
+        this.jobs.heldCounts(),
       ]);
       const byId = new Map(endpoints.map((e) => [e.id, e]));
       const jobsOf = new Map(held.map((h) => [`${h.endpointId}\u0000${h.workerId}`, h.jobs]));
@@ -117,7 +140,8 @@ export class Autoscaler implements OnApplicationBootstrap, OnModuleDestroy {
       const leaving = new Map<string, WorkerRow[]>();
       for (const w of workers) {
         if (w.state === 'stopped' || w.state === 'failed') continue; // already stopped: a tombstone
-        if (w.state === 'stopping' || !byId.has(w.endpointId)) leaving.set(w.endpointId, [...(leaving.get(w.endpointId) ?? []), w]);
+        if (w.state === 'stopping' || !byId.has(w.endpointId))
+          leaving.set(w.endpointId, [...(leaving.get(w.endpointId) ?? []), w]);
       }
       for (const [endpointId, list] of leaving) {
         this.act(endpointId, async () => {
@@ -129,15 +153,23 @@ export class Autoscaler implements OnApplicationBootstrap, OnModuleDestroy {
         const mine = workers.filter((w) => w.endpointId === endpoint.id);
         const q = stats.find((s) => s.endpointId === endpoint.id);
         const backoff = !!endpoint.startBackoffUntil && endpoint.startBackoffUntil > now;
-        const decision = decideScaling(endpoint as EndpointRow & { scalerType: 'QUEUE_DELAY' | 'REQUEST_COUNT' }, {
-          queued: q?.queued ?? 0,
-          running: q?.running ?? 0,
-          oldestWaitMs: q?.oldestQueuedAt ? now.getTime() - q.oldestQueuedAt.getTime() : null,
-        }, mine.map((w) => toScaleWorker(w, jobsOf.get(`${w.endpointId}\u0000${w.id}`) ?? 0, now)), { backoff });
-        const live = mine.some((w) => (w.state === 'ready' || w.state === 'initializing') && !w.stopRequested);
+        const decision = decideScaling(
+          endpoint as EndpointRow & { scalerType: 'QUEUE_DELAY' | 'REQUEST_COUNT' },
+          {
+            queued: q?.queued ?? 0,
+            running: q?.running ?? 0,
+            oldestWaitMs: q?.oldestQueuedAt ? now.getTime() - q.oldestQueuedAt.getTime() : null,
+          },
+          mine.map((w) => toScaleWorker(w, jobsOf.get(`${w.endpointId}\u0000${w.id}`) ?? 0, now)),
+          { backoff },
+        );
+        const live = mine.some(
+          (w) => (w.state === 'ready' || w.state === 'initializing') && !w.stopRequested,
+        );
         // New jobs cannot change this: a live worker takes them, or no worker may start (none
         // allowed, or backing off); the periodic tick covers what time changes.
-        if (!decision.start && (live || endpoint.workersMax === 0 || backoff)) this.settled.set(endpoint.id, now.getTime());
+        if (!decision.start && (live || endpoint.workersMax === 0 || backoff))
+          this.settled.set(endpoint.id, now.getTime());
         else this.settled.delete(endpoint.id);
         if (!decision.start && !decision.stop.length) continue;
         this.logger.debug({ endpointId: endpoint.id, ...decision }, 'autoscaler decision');
@@ -152,7 +184,8 @@ export class Autoscaler implements OnApplicationBootstrap, OnModuleDestroy {
         });
       }
     } catch (err) {
-      if (!this.stopped) this.logger.warn({ err: String(err) }, 'autoscaler tick failed; retrying next tick');
+      if (!this.stopped)
+        this.logger.warn({ err: String(err) }, 'autoscaler tick failed; retrying next tick');
     }
   }
 
@@ -161,7 +194,9 @@ export class Autoscaler implements OnApplicationBootstrap, OnModuleDestroy {
     if (this.busy.has(endpointId) || this.stopped) return;
     this.busy.add(endpointId);
     const run = work()
-      .catch((err: unknown) => this.logger.warn({ endpointId, err: String(err) }, 'autoscaler action failed'))
+      .catch((err: unknown) =>
+        this.logger.warn({ endpointId, err: String(err) }, 'autoscaler action failed'),
+      )
       .finally(() => {
         this.busy.delete(endpointId);
         this.actions.delete(run);
@@ -178,45 +213,77 @@ export class Autoscaler implements OnApplicationBootstrap, OnModuleDestroy {
     if (!baseUrl) return false; // not listening yet: next tick
     const now = new Date();
     const workerId = shortId(14);
-    await this.workers.createManaged({
-      endpointId: endpoint.id, id: workerId, ownerId: endpoint.ownerId, pingIntervalMs: this.settings.pingIntervalMs, version: endpoint.version,
-    }, now);
+    await this.workers.createManaged(
+      {
+        endpointId: endpoint.id,
+        id: workerId,
+        ownerId: endpoint.ownerId,
+        pingIntervalMs: this.settings.pingIntervalMs,
+        version: endpoint.version,
+      },
+      now,
+    );
     let stage = 'mint a worker key (secrets-vault)';
     try {
-      const { key } = await this.bus.request(VaultRpc.mintWorkerKey, { userId: endpoint.ownerId, endpointId: endpoint.id }, { timeoutMs: 10_000 });
+      const { key } = await this.bus.request(
+        VaultRpc.mintWorkerKey,
+        { userId: endpoint.ownerId, endpointId: endpoint.id },
+        { timeoutMs: 10_000 },
+      );
       stage = 'start the worker (pod-rest)';
-      const { podId } = await this.bus.request(PodRpc.startWorker, {
-        ownerId: endpoint.ownerId,
-        workerId,
-        endpointId: endpoint.id,
-        templateId: endpoint.templateId,
-        slsVersion: endpoint.version,
-        gpuTypeId: endpoint.gpuTypeIds[0],
-        // The endpoint's hardware: the worker Pod is sized and priced like it (and gets its GPUs on Kubernetes).
-        computeType: endpoint.computeType === 'CPU' ? 'CPU' : 'GPU',
-        gpuCount: endpoint.gpuCount,
-        vcpuCount: endpoint.computeType === 'CPU' ? endpoint.vcpuCount : undefined,
-        cpuFlavorId: endpoint.cpuFlavorIds[0],
-        env: workerEnv({
-          baseUrl, endpointId: endpoint.id, workerId, apiKey: key, pingIntervalMs: this.settings.pingIntervalMs,
-          gpu: gpuLabel(endpoint.computeType, endpoint.gpuTypeIds),
-        }),
-      }, { timeoutMs: 60_000 });
+      const { podId } = await this.bus.request(
+        PodRpc.startWorker,
+        {
+          ownerId: endpoint.ownerId,
+          workerId,
+          endpointId: endpoint.id,
+          templateId: endpoint.templateId,
+          slsVersion: endpoint.version,
+          gpuTypeId: endpoint.gpuTypeIds[0],
+          // The endpoint's hardware: the worker Pod is sized and priced like it (and gets its GPUs on Kubernetes).
+          computeType: endpoint.computeType === 'CPU' ? 'CPU' : 'GPU',
+          gpuCount: endpoint.gpuCount,
+          vcpuCount: endpoint.computeType === 'CPU' ? endpoint.vcpuCount : undefined,
+          cpuFlavorId: endpoint.cpuFlavorIds[0],
+          env: workerEnv({
+            baseUrl,
+            endpointId: endpoint.id,
+            workerId,
+            apiKey: key,
+            pingIntervalMs: this.settings.pingIntervalMs,
+            gpu: gpuLabel(endpoint.computeType, endpoint.gpuTypeIds),
+          }),
+        },
+        { timeoutMs: 60_000 },
+      );
       await this.workers.setPod(endpoint.id, workerId, podId);
-      this.logger.info({ endpointId: endpoint.id, workerId, podId, version: endpoint.version }, 'worker started');
+      this.logger.info(
+        { endpointId: endpoint.id, workerId, podId, version: endpoint.version },
+        'worker started',
+      );
       return true;
     } catch (err) {
       await this.workers.delete(endpoint.id, workerId);
       const status = err instanceof RunplaneError ? err.status : 500;
       if (status === 504) {
         // It may have started after all: make sure it does not run unmanaged.
-        await this.bus.request(PodRpc.stopWorker, { ownerId: endpoint.ownerId, workerId }, { timeoutMs: 30_000 }).catch(() => {});
+        await this.bus
+          .request(
+            PodRpc.stopWorker,
+            { ownerId: endpoint.ownerId, workerId },
+            { timeoutMs: 30_000 },
+          )
+          .catch(() => {});
       }
       const unavailable = status === 503 || status === 504;
       // A service that is not answering is retried on the next tick; a refused start backs off.
-      if (!unavailable) await this.endpoints.recordStartFailure(endpoint.id, startBackoffMs, new Date());
-      this.warn(endpoint.id, { endpointId: endpoint.id, status, err: err instanceof Error ? err.message : String(err) },
-        `autoscaler could not ${stage}; ${unavailable ? 'retrying on the next tick' : 'backing off'}`);
+      if (!unavailable)
+        await this.endpoints.recordStartFailure(endpoint.id, startBackoffMs, new Date());
+      this.warn(
+        endpoint.id,
+        { endpointId: endpoint.id, status, err: err instanceof Error ? err.message : String(err) },
+        `autoscaler could not ${stage}; ${unavailable ? 'retrying on the next tick' : 'backing off'}`,
+      );
       return false;
     }
   }
@@ -226,18 +293,38 @@ export class Autoscaler implements OnApplicationBootstrap, OnModuleDestroy {
    * stop a managed one, then requeues anything it still held and forgets it. A stop pod-rest does
    * not confirm is retried later.
    */
-  private async stopWorker(w: WorkerRow, reason: WorkerStopReason | 'endpoint-gone-or-stopping', onlyIfIdle: boolean): Promise<void> {
+  private async stopWorker(
+    w: WorkerRow,
+    reason: WorkerStopReason | 'endpoint-gone-or-stopping',
+    onlyIfIdle: boolean,
+  ): Promise<void> {
     if (w.state === 'stopped' || w.state === 'failed') return;
     const k = `${w.endpointId}\u0000${w.id}`;
     if ((this.stopRetryAt.get(k) ?? 0) > Date.now()) return;
-    if (w.state !== 'stopping' && !(await this.workers.markStopping(w.endpointId, w.id, onlyIfIdle))) return; // got a job meanwhile
+    if (
+      w.state !== 'stopping' &&
+      !(await this.workers.markStopping(w.endpointId, w.id, onlyIfIdle))
+    )
+      return; // got a job meanwhile
     if (w.managed) {
       try {
-        await this.bus.request(PodRpc.stopWorker, { ownerId: w.ownerId, workerId: w.id }, { timeoutMs: 30_000 });
+        await this.bus.request(
+          PodRpc.stopWorker,
+          { ownerId: w.ownerId, workerId: w.id },
+          { timeoutMs: 30_000 },
+        );
       } catch (err) {
         if (!(err instanceof RunplaneError && err.status === 404)) {
           this.stopRetryAt.set(k, Date.now() + STOP_RETRY_MS);
-          this.warn(w.endpointId, { endpointId: w.endpointId, workerId: w.id, err: err instanceof Error ? err.message : String(err) }, 'autoscaler could not stop a worker (pod-rest); retrying');
+          this.warn(
+            w.endpointId,
+            {
+              endpointId: w.endpointId,
+              workerId: w.id,
+              err: err instanceof Error ? err.message : String(err),
+            },
+            'autoscaler could not stop a worker (pod-rest); retrying',
+          );
           return;
         }
       }
@@ -250,7 +337,8 @@ export class Autoscaler implements OnApplicationBootstrap, OnModuleDestroy {
     // back as an external worker. External workers may legitimately return under the same id.
     if (w.managed) await this.workers.markStopped(w.endpointId, w.id, reason === 'unhealthy');
     else await this.workers.delete(w.endpointId, w.id);
-    if (w.managed) this.logger.info({ endpointId: w.endpointId, workerId: w.id, reason }, 'worker stopped');
+    if (w.managed)
+      this.logger.info({ endpointId: w.endpointId, workerId: w.id, reason }, 'worker stopped');
   }
 
   private warn(endpointId: string, fields: Record<string, unknown>, message: string): void {
@@ -262,6 +350,18 @@ export class Autoscaler implements OnApplicationBootstrap, OnModuleDestroy {
 }
 
 function toScaleWorker(w: WorkerRow, jobs: number, now: Date): ScaleWorker {
-  const since = Math.max(w.lastBusyAt?.getTime() ?? 0, w.firstSeenAt?.getTime() ?? 0, w.createdAt.getTime());
-  return { id: w.id, managed: w.managed, state: w.state as ScaleWorker['state'], jobs, idleMs: now.getTime() - since, version: w.version, stopRequested: w.stopRequested };
+  const since = Math.max(
+    w.lastBusyAt?.getTime() ?? 0,
+    w.firstSeenAt?.getTime() ?? 0,
+    w.createdAt.getTime(),
+  );
+  return {
+    id: w.id,
+    managed: w.managed,
+    state: w.state as ScaleWorker['state'],
+    jobs,
+    idleMs: now.getTime() - since,
+    version: w.version,
+    stopRequested: w.stopRequested,
+  };
 }

@@ -22,14 +22,22 @@ export class PublicUrl {
   /** The base URL, or undefined while the HTTP server is not listening yet. */
   resolve(): string | undefined {
     if (this.settings.publicUrl) return this.settings.publicUrl;
-    const server = this.adapterHost?.httpAdapter?.getHttpServer?.() as { address?: () => AddressInfo | string | null } | undefined;
+    const server = this.adapterHost?.httpAdapter?.getHttpServer?.() as
+      { address?: () => AddressInfo | string | null } | undefined;
     const address = server?.address?.();
     if (!address || typeof address === 'string') return undefined;
-    const host = ['0.0.0.0', '::', ''].includes(address.address) ? '127.0.0.1' : address.family === 'IPv6' ? `[${address.address}]` : address.address;
+    const host = ['0.0.0.0', '::', ''].includes(address.address)
+      ? '127.0.0.1'
+      : address.family === 'IPv6'
+        ? `[${address.address}]`
+        : address.address;
     const url = `http://${host}:${address.port}`;
     if (!this.announced) {
       this.announced = true;
-      this.logger.info({ url }, 'RUNPLANE_PUBLIC_URL is not set: managed workers reach the queue API at this process\'s address (set it in cluster mode)');
+      this.logger.info(
+        { url },
+        "RUNPLANE_PUBLIC_URL is not set: managed workers reach the queue API at this process's address (set it in cluster mode)",
+      );
     }
     return url;
   }

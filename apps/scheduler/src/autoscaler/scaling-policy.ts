@@ -47,23 +47,35 @@ export interface ScaleDecision {
   desired: number;
 }
 
-export function decideScaling(config: ScaleConfig, queue: ScaleQueue, workers: ScaleWorker[], options: { backoff: boolean }): ScaleDecision {
+export function decideScaling(
+  config: ScaleConfig,
+  queue: ScaleQueue,
+  workers: ScaleWorker[],
+  options: { backoff: boolean },
+): ScaleDecision {
   const stop: ScaleDecision['stop'] = [];
-  const managed = workers.filter((w) => w.managed && w.state !== 'stopping' && w.state !== 'stopped' && w.state !== 'failed');
+  const managed = workers.filter(
+    (w) => w.managed && w.state !== 'stopping' && w.state !== 'stopped' && w.state !== 'failed',
+  );
 
   // Workers that must go whatever the load: dead ones, and (once free) replaced ones.
   for (const w of managed) {
     if (w.state === 'unhealthy') stop.push({ id: w.id, reason: 'unhealthy' });
     else if (w.jobs === 0 && w.stopRequested) stop.push({ id: w.id, reason: 'stop-requested' });
-    else if (w.jobs === 0 && w.version < config.version) stop.push({ id: w.id, reason: 'outdated' }); // rolling release
+    else if (w.jobs === 0 && w.version < config.version)
+      stop.push({ id: w.id, reason: 'outdated' }); // rolling release
   }
   const leaving = new Set(stop.map((s) => s.id));
   // Capacity: up and starting workers. A busy outdated worker still counts until it is free, so a
   // rolling release never goes above workersMax.
-  const active = managed.filter((w) => !leaving.has(w.id) && (w.state === 'initializing' || w.state === 'ready'));
+  const active = managed.filter(
+    (w) => !leaving.has(w.id) && (w.state === 'initializing' || w.state === 'ready'),
+  );
   const starting = active.filter((w) => w.state === 'initializing').length;
   const busy = active.filter((w) => w.jobs > 0).length;
-  const freeAnywhere = workers.filter((w) => w.state === 'ready' && w.jobs === 0 && !leaving.has(w.id) && !w.stopRequested).length;
+  const freeAnywhere = workers.filter(
+    (w) => w.state === 'ready' && w.jobs === 0 && !leaving.has(w.id) && !w.stopRequested,
+  ).length;
 
   let target: number;
   if (config.scalerType === 'REQUEST_COUNT') {
@@ -75,7 +87,8 @@ export function decideScaling(config: ScaleConfig, queue: ScaleQueue, workers: S
     const freeManaged = active.filter((w) => w.state === 'ready' && w.jobs === 0).length;
     target = busy + starting + Math.min(queue.queued, freeManaged);
     const uncovered = queue.queued - freeAnywhere - starting;
-    if (queue.queued > 0 && uncovered > 0 && (queue.oldestWaitMs ?? 0) > config.scalerValue * 1000) target = active.length + uncovered;
+    if (queue.queued > 0 && uncovered > 0 && (queue.oldestWaitMs ?? 0) > config.scalerValue * 1000)
+      target = active.length + uncovered;
   }
   // Scale from zero at once: a queued job on an endpoint without any worker never waits for the delay.
   if (queue.queued > 0 && active.length === 0 && freeAnywhere === 0) target = Math.max(target, 1);
@@ -90,9 +103,13 @@ export function decideScaling(config: ScaleConfig, queue: ScaleQueue, workers: S
   if (surplus > 0) {
     const overMax = active.length > config.workersMax;
     const idle = active
-      .filter((w) => w.state === 'ready' && w.jobs === 0 && (overMax || w.idleMs >= config.idleTimeout * 1000))
+      .filter(
+        (w) =>
+          w.state === 'ready' && w.jobs === 0 && (overMax || w.idleMs >= config.idleTimeout * 1000),
+      )
       .sort((a, b) => b.idleMs - a.idleMs);
-    for (const w of idle.slice(0, surplus)) stop.push({ id: w.id, reason: overMax ? 'over-max' : 'idle' });
+    for (const w of idle.slice(0, surplus))
+      stop.push({ id: w.id, reason: overMax ? 'over-max' : 'idle' });
   }
   return { start, stop, desired };
 }

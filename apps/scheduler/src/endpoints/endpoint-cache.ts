@@ -14,7 +14,10 @@ export class EndpointCache {
   private static readonly MAX_ENTRIES = 10_000;
   private readonly entries = new Map<string, { row: EndpointRow; expires: number }>();
 
-  constructor(private readonly endpoints: EndpointsRepository, changes: JobChanges) {
+  constructor(
+    private readonly endpoints: EndpointsRepository,
+    changes: JobChanges,
+  ) {
     changes.onWake((endpointId, jobId) => {
       if (jobId === ANY_JOB) this.entries.delete(endpointId);
     });

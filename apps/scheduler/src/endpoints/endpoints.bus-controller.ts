@@ -2,7 +2,15 @@ import { Controller } from '@nestjs/common';
 import { Ctx, Payload } from '@nestjs/microservices';
 import { BusContext, OnEvent, OnRpc } from '@runplane/bus';
 import {
-  CreateEndpointRequest, EndpointScopedRequest, OwnedRequest, SchedulerRpc, TemplateEvents, TemplateReleaseRequest, TemplateUpdatedEvent, TemplateUsageRequest, UpdateEndpointRequest,
+  CreateEndpointRequest,
+  EndpointScopedRequest,
+  OwnedRequest,
+  SchedulerRpc,
+  TemplateEvents,
+  TemplateReleaseRequest,
+  TemplateUpdatedEvent,
+  TemplateUsageRequest,
+  UpdateEndpointRequest,
 } from '@runplane/contracts';
 import { EndpointsService } from './endpoints.service.js';
 

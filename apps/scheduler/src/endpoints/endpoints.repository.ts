@@ -1,10 +1,20 @@
 import { Injectable } from '@nestjs/common';
-import { PrismaClient, type Endpoint as EndpointRow, type Prisma } from '../generated/prisma/client.js';
+import {
+  PrismaClient,
+  type Endpoint as EndpointRow,
+  type Prisma,
+} from '../generated/prisma/client.js';
 
 export type { EndpointRow };
 
-export type NewEndpoint = Omit<Prisma.EndpointCreateInput, 'createdAt' | 'version' | 'startFailures' | 'startBackoffUntil'>;
-export type EndpointChanges = Omit<Prisma.EndpointUpdateInput, 'id' | 'ownerId' | 'version' | 'createdAt' | 'startFailures' | 'startBackoffUntil'>;
+export type NewEndpoint = Omit<
+  Prisma.EndpointCreateInput,
+  'createdAt' | 'version' | 'startFailures' | 'startBackoffUntil'
+>;
+export type EndpointChanges = Omit<
+  Prisma.EndpointUpdateInput,
+  'id' | 'ownerId' | 'version' | 'createdAt' | 'startFailures' | 'startBackoffUntil'
+>;
 
 /** Data access of endpoints; the only code that knows the Endpoint table. */
 @Injectable()
@@ -25,7 +35,10 @@ export class EndpointsRepository {
   }
 
   listOwned(ownerId: string): Promise<EndpointRow[]> {
-    return this.db.endpoint.findMany({ where: { ownerId }, orderBy: [{ createdAt: 'asc' }, { id: 'asc' }] });
+    return this.db.endpoint.findMany({
+      where: { ownerId },
+      orderBy: [{ createdAt: 'asc' }, { id: 'asc' }],
+    });
   }
 
   listAll(): Promise<EndpointRow[]> {
@@ -33,10 +46,17 @@ export class EndpointsRepository {
   }
 
   /** Applies changes; `bumpVersion` starts a rolling release. Null when the endpoint is gone. */
-  async update(id: string, changes: EndpointChanges, bumpVersion: boolean): Promise<EndpointRow | null> {
+  async update(
+    id: string,
+    changes: EndpointChanges,
+    bumpVersion: boolean,
+  ): Promise<EndpointRow | null> {
     const { count } = await this.db.endpoint.updateMany({
       where: { id },
-      data: { ...(changes as Prisma.EndpointUpdateManyMutationInput), ...(bumpVersion ? { version: { increment: 1 } } : {}) },
+      data: {
+        ...(changes as Prisma.EndpointUpdateManyMutationInput),
+        ...(bumpVersion ? { version: { increment: 1 } } : {}),
+      },
     });
     return count ? this.find(id) : null;
   }
@@ -49,11 +69,18 @@ export class EndpointsRepository {
   async bumpVersionForTemplate(templateId: string, eventId?: string): Promise<string[]> {
     return this.db.$transaction(async (tx) => {
       if (eventId) {
-        const { count } = await tx.processedEvent.createMany({ data: [{ id: eventId }], skipDuplicates: true });
+        const { count } = await tx.processedEvent.createMany({
+          data: [{ id: eventId }],
+          skipDuplicates: true,
+        });
         if (!count) return [];
       }
       const rows = await tx.endpoint.findMany({ where: { templateId }, select: { id: true } });
-      if (rows.length) await tx.endpoint.updateMany({ where: { templateId }, data: { version: { increment: 1 } } });
+      if (rows.length)
+        await tx.endpoint.updateMany({
+          where: { templateId },
+          data: { version: { increment: 1 } },
+        });
       return rows.map((r) => r.id);
     });
   }
@@ -75,13 +102,29 @@ export class EndpointsRepository {
   }
 
   /** One more failed worker start: the next start waits `backoffMs`. */
-  async recordStartFailure(id: string, backoff: (failures: number) => number, now: Date): Promise<void> {
-    const row = await this.db.endpoint.update({ where: { id }, data: { startFailures: { increment: 1 } }, select: { startFailures: true } }).catch(() => null);
+  async recordStartFailure(
+    id: string,
+    backoff: (failures: number) => number,
+    now: Date,
+  ): Promise<void> {
+    const row = await this.db.endpoint
+      .update({
+        where: { id },
+        data: { startFailures: { increment: 1 } },
+        select: { startFailures: true },
+      })
+      .catch(() => null);
     if (!row) return; // deleted meanwhile
-    await this.db.endpoint.updateMany({ where: { id }, data: { startBackoffUntil: new Date(now.getTime() + backoff(row.startFailures)) } });
+    await this.db.endpoint.updateMany({
+      where: { id },
+      data: { startBackoffUntil: new Date(now.getTime() + backoff(row.startFailures)) },
+    });
   }
 
   async resetStartFailures(id: string): Promise<void> {
-    await this.db.endpoint.updateMany({ where: { id, startFailures: { gt: 0 } }, data: { startFailures: 0, startBackoffUntil: null } });
+    await this.db.endpoint.updateMany({
+      where: { id, startFailures: { gt: 0 } },
+      data: { startFailures: 0, startBackoffUntil: null },
+    });
   }
 }

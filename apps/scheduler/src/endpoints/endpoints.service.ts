@@ -1,8 +1,18 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { Bus } from '@runplane/bus';
 import {
-  ENDPOINT_DEFAULTS, RunplaneError, TemplateRpc,
-  type Ack, type CreateEndpointRequest, type Endpoint, type EndpointScopedRequest, type EndpointUpdateDto, type OwnedRequest, type TemplateUsageRequest, type TemplateUsageResponse, type UpdateEndpointRequest,
+  ENDPOINT_DEFAULTS,
+  RunplaneError,
+  TemplateRpc,
+  type Ack,
+  type CreateEndpointRequest,
+  type Endpoint,
+  type EndpointScopedRequest,
+  type EndpointUpdateDto,
+  type OwnedRequest,
+  type TemplateUsageRequest,
+  type TemplateUsageResponse,
+  type UpdateEndpointRequest,
 } from '@runplane/contracts';
 import { LOGGER, type Logger } from '@runplane/platform';
 import { JobsRepository } from '../jobs/jobs.repository.js';
@@ -11,10 +21,22 @@ import { shortId } from '../shared/ids.js';
 import { WorkersRepository } from '../workers/workers.repository.js';
 import { EndpointCache } from './endpoint-cache.js';
 import { toEndpoint } from './endpoint-view.js';
-import { EndpointsRepository, type EndpointChanges, type EndpointRow } from './endpoints.repository.js';
+import {
+  EndpointsRepository,
+  type EndpointChanges,
+  type EndpointRow,
+} from './endpoints.repository.js';
 
 /** Fields whose change needs workers started anew (a rolling release), besides the template. */
-const RELEASE_FIELDS = ['templateId', 'gpuTypeIds', 'gpuCount', 'cpuFlavorIds', 'vcpuCount', 'networkVolumeId', 'dataCenterIds'] as const;
+const RELEASE_FIELDS = [
+  'templateId',
+  'gpuTypeIds',
+  'gpuCount',
+  'cpuFlavorIds',
+  'vcpuCount',
+  'networkVolumeId',
+  'dataCenterIds',
+] as const;
 
 /** Endpoints: their configuration, owned by one user; workers and jobs hang off them. */
 @Injectable()
@@ -34,7 +56,9 @@ export class EndpointsService {
    * the short-lived cache unless `fresh` (reads that decide a change of the endpoint itself).
    */
   async requireOwned(ownerId: string, endpointId: string, fresh = false): Promise<EndpointRow> {
-    const row = fresh ? await this.endpoints.findOwned(ownerId, endpointId) : await this.cache.get(endpointId);
+    const row = fresh
+      ? await this.endpoints.findOwned(ownerId, endpointId)
+      : await this.cache.get(endpointId);
     if (!row || row.ownerId !== ownerId) throw notFound(endpointId);
     return row;
   }
@@ -51,26 +75,29 @@ export class EndpointsService {
     const min = endpoint.workersMin ?? ENDPOINT_DEFAULTS.workersMin;
     const max = endpoint.workersMax ?? ENDPOINT_DEFAULTS.workersMax;
     checkWorkerRange(min, max);
-    const row = await this.endpoints.create({
-      id: shortId(),
-      ownerId,
-      name: endpoint.name ?? '',
-      templateId: endpoint.templateId,
-      computeType: endpoint.computeType ?? ENDPOINT_DEFAULTS.computeType,
-      gpuTypeIds: endpoint.gpuTypeIds ?? [],
-      gpuCount: endpoint.gpuCount ?? ENDPOINT_DEFAULTS.gpuCount,
-      cpuFlavorIds: endpoint.cpuFlavorIds ?? [],
-      vcpuCount: endpoint.vcpuCount ?? 2,
-      dataCenterIds: endpoint.dataCenterIds ?? [],
-      env: {},
-      executionTimeoutMs: endpoint.executionTimeoutMs ?? ENDPOINT_DEFAULTS.executionTimeoutMs,
-      idleTimeout: endpoint.idleTimeout ?? ENDPOINT_DEFAULTS.idleTimeout,
-      scalerType: endpoint.scalerType ?? ENDPOINT_DEFAULTS.scalerType,
-      scalerValue: endpoint.scalerValue ?? ENDPOINT_DEFAULTS.scalerValue,
-      workersMin: min,
-      workersMax: max,
-      networkVolumeId: endpoint.networkVolumeId ?? null,
-    }, new Date());
+    const row = await this.endpoints.create(
+      {
+        id: shortId(),
+        ownerId,
+        name: endpoint.name ?? '',
+        templateId: endpoint.templateId,
+        computeType: endpoint.computeType ?? ENDPOINT_DEFAULTS.computeType,
+        gpuTypeIds: endpoint.gpuTypeIds ?? [],
+        gpuCount: endpoint.gpuCount ?? ENDPOINT_DEFAULTS.gpuCount,
+        cpuFlavorIds: endpoint.cpuFlavorIds ?? [],
+        vcpuCount: endpoint.vcpuCount ?? 2,
+        dataCenterIds: endpoint.dataCenterIds ?? [],
+        env: {},
+        executionTimeoutMs: endpoint.executionTimeoutMs ?? ENDPOINT_DEFAULTS.executionTimeoutMs,
+        idleTimeout: endpoint.idleTimeout ?? ENDPOINT_DEFAULTS.idleTimeout,
+        scalerType: endpoint.scalerType ?? ENDPOINT_DEFAULTS.scalerType,
+        scalerValue: endpoint.scalerValue ?? ENDPOINT_DEFAULTS.scalerValue,
+        workersMin: min,
+        workersMax: max,
+        networkVolumeId: endpoint.networkVolumeId ?? null,
+      },
+      new Date(),
+    );
     this.changes.changed(row.id, ANY_JOB, { scaling: true }); // the autoscaler starts workersMin workers at once
     return toEndpoint(row);
   }
@@ -86,10 +113,18 @@ export class EndpointsService {
   /** Applies the changes; a new template or hardware bumps `version` (rolling release). */
   async update({ ownerId, endpointId, changes }: UpdateEndpointRequest): Promise<Endpoint> {
     const current = await this.requireOwned(ownerId, endpointId, true);
-    if (changes.templateId !== undefined && changes.templateId !== current.templateId) await this.checkTemplate(ownerId, changes.templateId);
-    checkWorkerRange(changes.workersMin ?? current.workersMin, changes.workersMax ?? current.workersMax);
+    if (changes.templateId !== undefined && changes.templateId !== current.templateId)
+      await this.checkTemplate(ownerId, changes.templateId);
+    checkWorkerRange(
+      changes.workersMin ?? current.workersMin,
+      changes.workersMax ?? current.workersMax,
+    );
     const data = pickDefined(changes);
-    const release = RELEASE_FIELDS.some((f) => f in data && JSON.stringify(data[f as keyof EndpointChanges]) !== JSON.stringify(current[f]));
+    const release = RELEASE_FIELDS.some(
+      (f) =>
+        f in data &&
+        JSON.stringify(data[f as keyof EndpointChanges]) !== JSON.stringify(current[f]),
+    );
     const row = await this.endpoints.update(endpointId, data, release);
     if (!row) throw notFound(endpointId);
     this.changes.changed(endpointId, ANY_JOB, { scaling: true });
@@ -118,7 +153,11 @@ export class EndpointsService {
   /** `TemplateEvents.updated`: every endpoint on the template rolls out a new version. */
   async templateUpdated(templateId: string, eventId?: string): Promise<void> {
     const ids = await this.endpoints.bumpVersionForTemplate(templateId, eventId);
-    if (ids.length) this.logger.info({ templateId, endpoints: ids }, 'template updated: rolling release of its endpoints');
+    if (ids.length)
+      this.logger.info(
+        { templateId, endpoints: ids },
+        'template updated: rolling release of its endpoints',
+      );
     for (const id of ids) this.changes.changed(id, ANY_JOB, { scaling: true });
   }
 
@@ -128,12 +167,19 @@ export class EndpointsService {
       await this.bus.request(TemplateRpc.get, { ownerId, templateId }, { timeoutMs: 5000 });
     } catch (err) {
       if (err instanceof RunplaneError && err.status === 404) {
-        throw RunplaneError.badRequest(`templateId ${templateId} does not exist`, [{ path: 'templateId', message: `template ${templateId} does not exist` }]);
+        throw RunplaneError.badRequest(`templateId ${templateId} does not exist`, [
+          { path: 'templateId', message: `template ${templateId} does not exist` },
+        ]);
       }
       const status = err instanceof RunplaneError ? err.status : 500;
-      this.logger.warn({ templateId, status, err: String(err) }, 'could not check the template of an endpoint');
+      this.logger.warn(
+        { templateId, status, err: String(err) },
+        'could not check the template of an endpoint',
+      );
       if (err instanceof RunplaneError && status < 500) throw err;
-      throw RunplaneError.unavailable('templates cannot be checked right now (template-graphql is not answering); try again');
+      throw RunplaneError.unavailable(
+        'templates cannot be checked right now (template-graphql is not answering); try again',
+      );
     }
   }
 }
@@ -144,15 +190,33 @@ function notFound(endpointId: string): RunplaneError {
 
 function checkWorkerRange(min: number, max: number): void {
   if (min > max) {
-    throw RunplaneError.badRequest(`workersMin (${min}) must not exceed workersMax (${max})`, [{ path: 'workersMin', message: `workersMin must not exceed workersMax (${max})` }]);
+    throw RunplaneError.badRequest(`workersMin (${min}) must not exceed workersMax (${max})`, [
+      { path: 'workersMin', message: `workersMin must not exceed workersMax (${max})` },
+    ]);
   }
 }
 
 /** Fields an update may set (EndpointUpdateDto); anything else in the payload is ignored. */
-const UPDATABLE = ['name', 'templateId', 'gpuTypeIds', 'gpuCount', 'cpuFlavorIds', 'vcpuCount', 'workersMin', 'workersMax', 'idleTimeout',
-  'executionTimeoutMs', 'scalerType', 'scalerValue', 'networkVolumeId', 'dataCenterIds'] as const satisfies ReadonlyArray<keyof EndpointUpdateDto>;
+const UPDATABLE = [
+  'name',
+  'templateId',
+  'gpuTypeIds',
+  'gpuCount',
+  'cpuFlavorIds',
+  'vcpuCount',
+  'workersMin',
+  'workersMax',
+  'idleTimeout',
+  'executionTimeoutMs',
+  'scalerType',
+  'scalerValue',
+  'networkVolumeId',
+  'dataCenterIds',
+] as const satisfies ReadonlyArray<keyof EndpointUpdateDto>;
 
 /** The fields the update sets (undefined means "unchanged"). */
 function pickDefined(changes: EndpointUpdateDto): EndpointChanges {
-  return Object.fromEntries(UPDATABLE.filter((k) => changes[k] !== undefined).map((k) => [k, changes[k]])) as EndpointChanges;
+  return Object.fromEntries(
+    UPDATABLE.filter((k) => changes[k] !== undefined).map((k) => [k, changes[k]]),
+  ) as EndpointChanges;
 }

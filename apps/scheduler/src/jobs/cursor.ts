@@ -13,11 +13,17 @@ export function encodeCursor(p: ListPosition): string {
 
 export function decodeCursor(cursor: string): ListPosition {
   try {
-    const [at, id] = JSON.parse(Buffer.from(cursor, 'base64url').toString('utf8')) as [unknown, unknown];
+    const [at, id] = JSON.parse(Buffer.from(cursor, 'base64url').toString('utf8')) as [
+      unknown,
+      unknown,
+    ];
     const createdAt = new Date(String(at));
-    if (typeof at === 'string' && typeof id === 'string' && !Number.isNaN(createdAt.getTime())) return { createdAt, id };
+    if (typeof at === 'string' && typeof id === 'string' && !Number.isNaN(createdAt.getTime()))
+      return { createdAt, id };
   } catch {
     // falls through to the error below
   }
-  throw RunplaneError.badRequest('cursor is not a value returned as nextCursor', [{ path: 'cursor', message: 'cursor must be a nextCursor value from a previous page' }]);
+  throw RunplaneError.badRequest('cursor is not a value returned as nextCursor', [
+    { path: 'cursor', message: 'cursor must be a nextCursor value from a previous page' },
+  ]);
 }

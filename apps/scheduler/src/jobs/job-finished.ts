@@ -21,5 +21,8 @@ export function jobFinishedOutboxRow(row: JobRow, now: Date): NewOutboxRow | nul
     body: JSON.stringify({ ...toJobRecord(row, now), input: row.input, webhook: row.webhook }),
   };
   // Unleased: the relay, kicked after the commit, publishes it (in batches when many jobs end at once).
-  return OutboxRelay.entry(JobEvents.finished, payload, { id: `msg_${randomBytes(16).toString('hex')}`, leased: false });
+  return OutboxRelay.entry(JobEvents.finished, payload, {
+    id: `msg_${randomBytes(16).toString('hex')}`,
+    leased: false,
+  });
 }

@@ -8,7 +8,10 @@ export function isGone(job: JobState, now: Date): boolean {
 
 /** A final job whose result retention elapsed: no output, no error, no retry. */
 export function resultsExpired(job: JobState, now: Date): boolean {
-  return isFinalStatus(job.status) && (job.resultsExpireAt === null || job.resultsExpireAt.getTime() <= now.getTime());
+  return (
+    isFinalStatus(job.status) &&
+    (job.resultsExpireAt === null || job.resultsExpireAt.getTime() <= now.getTime())
+  );
 }
 
 /** The `/status` record of a job row (spec "Job response record"; times in ms). */
@@ -16,7 +19,10 @@ export function toJobRecord(job: JobState, now = new Date()): JobRecord {
   const record: JobRecord = { id: job.id, status: job.status };
   if (job.startedAt) {
     record.delayTime = Math.max(0, job.startedAt.getTime() - job.createdAt.getTime());
-    record.executionTime = Math.max(0, (job.completedAt ?? now).getTime() - job.startedAt.getTime());
+    record.executionTime = Math.max(
+      0,
+      (job.completedAt ?? now).getTime() - job.startedAt.getTime(),
+    );
   }
   if (!resultsExpired(job, now)) {
     if (job.output !== null) record.output = job.output;

@@ -2,7 +2,15 @@ import { Controller } from '@nestjs/common';
 import { Payload } from '@nestjs/microservices';
 import { OnRpc } from '@runplane/bus';
 import {
-  AwaitJobRequest, EndpointScopedRequest, GetJobRequest, JobScopedRequest, ListJobsRequest, RunJobSyncRequest, SchedulerRpc, StreamJobRequest, SubmitJobRequest,
+  AwaitJobRequest,
+  EndpointScopedRequest,
+  GetJobRequest,
+  JobScopedRequest,
+  ListJobsRequest,
+  RunJobSyncRequest,
+  SchedulerRpc,
+  StreamJobRequest,
+  SubmitJobRequest,
 } from '@runplane/contracts';
 import { JobsService } from './jobs.service.js';
 

@@ -14,13 +14,35 @@ export type JobState = Omit<Job, 'input' | 's3Config' | 'policy'>;
 const WITHOUT_PAYLOAD = { input: true, s3Config: true, policy: true } as const;
 /** The columns of a `JobState`, for raw statements that return one (`RETURNING`). */
 const JOB_STATE_COLUMNS = [
-  'id', '"endpointId"', '"ownerId"', 'status', 'mode', 'webhook', '"lowPriority"', '"executionTimeoutMs"', '"ttlMs"', 'output', 'error',
-  'retries', '"workerId"', '"createdAt"', '"queuedAt"', '"startedAt"', '"timeoutAt"', '"completedAt"', '"resultsExpireAt"', '"expiresAt"',
-  '"deletedAt"', '"streamSeq"',
+  'id',
+  '"endpointId"',
+  '"ownerId"',
+  'status',
+  'mode',
+  'webhook',
+  '"lowPriority"',
+  '"executionTimeoutMs"',
+  '"ttlMs"',
+  'output',
+  'error',
+  'retries',
+  '"workerId"',
+  '"createdAt"',
+  '"queuedAt"',
+  '"startedAt"',
+  '"timeoutAt"',
+  '"completedAt"',
+  '"resultsExpireAt"',
+  '"expiresAt"',
+  '"deletedAt"',
+  '"streamSeq"',
 ] as const;
 
 /** What a claim returns: the columns a worker is sent (contract §4). */
-export type ClaimedJob = Pick<Job, 'id' | 'input' | 'webhook' | 's3Config' | 'policy' | 'lowPriority' | 'createdAt'>;
+export type ClaimedJob = Pick<
+  Job,
+  'id' | 'input' | 'webhook' | 's3Config' | 'policy' | 'lowPriority' | 'createdAt'
+>;
 
 export interface NewJob {
   id: string;
@@ -53,13 +75,31 @@ interface PlainFinish {
 /** The row `insert` writes for a new job (every column set, so no read-back is needed). */
 function newJobRow(job: NewJob, now: Date): JobRow {
   return {
-    id: job.id, endpointId: job.endpointId, ownerId: job.ownerId, status: 'IN_QUEUE', mode: job.mode,
-    input: job.input as JobRow['input'], webhook: job.webhook ?? null,
-    s3Config: (job.s3Config ?? null) as JobRow['s3Config'], policy: (job.policy ?? null) as JobRow['policy'],
-    lowPriority: job.lowPriority, executionTimeoutMs: job.executionTimeoutMs, ttlMs: job.ttlMs,
-    output: null, error: null, retries: 0, workerId: null,
-    createdAt: now, queuedAt: now, startedAt: null, timeoutAt: null, completedAt: null, resultsExpireAt: null,
-    expiresAt: new Date(now.getTime() + job.ttlMs), deletedAt: null, streamSeq: 0,
+    id: job.id,
+    endpointId: job.endpointId,
+    ownerId: job.ownerId,
+    status: 'IN_QUEUE',
+    mode: job.mode,
+    input: job.input as JobRow['input'],
+    webhook: job.webhook ?? null,
+    s3Config: (job.s3Config ?? null) as JobRow['s3Config'],
+    policy: (job.policy ?? null) as JobRow['policy'],
+    lowPriority: job.lowPriority,
+    executionTimeoutMs: job.executionTimeoutMs,
+    ttlMs: job.ttlMs,
+    output: null,
+    error: null,
+    retries: 0,
+    workerId: null,
+    createdAt: now,
+    queuedAt: now,
+    startedAt: null,
+    timeoutAt: null,
+    completedAt: null,
+    resultsExpireAt: null,
+    expiresAt: new Date(now.getTime() + job.ttlMs),
+    deletedAt: null,
+    streamSeq: 0,
   };
 }
 
@@ -88,7 +128,8 @@ export interface QueueStats {
   oldestQueuedAt: Date | null;
 }
 
-export type StopReason = 'cancelled' | 'timed-out' | 'expired' | 'requeued' | 'endpoint-deleted' | 'not-held';
+export type StopReason =
+  'cancelled' | 'timed-out' | 'expired' | 'requeued' | 'endpoint-deleted' | 'not-held';
 
 const ts = (d: Date) => d.toISOString();
 /** A value for a `$n::json` parameter of a raw statement: null and undefined leave the column empty (SQL NULL). */
@@ -120,11 +161,19 @@ export class JobsRepository {
    * The statements every job runs (insert, read, plain finish) go through group commit: under load
    * one statement serves many calls (see GroupCommit).
    */
-  private readonly inserts: GroupCommit<{ job: NewJob; now: Date }, { row: JobRow; created: boolean }>;
+  private readonly inserts: GroupCommit<
+    { job: NewJob; now: Date },
+    { row: JobRow; created: boolean }
+  >;
   private readonly reads: GroupCommit<string, JobState | null>;
   private readonly plainFinishes: GroupCommit<PlainFinish, JobState | null>;
 
-  constructor(private readonly db: PrismaClient, private readonly t: SchedulerTables, private readonly outbox: OutboxRelay, private readonly metrics: SchedulerMetrics) {
+  constructor(
+    private readonly db: PrismaClient,
+    private readonly t: SchedulerTables,
+    private readonly outbox: OutboxRelay,
+    private readonly metrics: SchedulerMetrics,
+  ) {
     this.inserts = new GroupCommit((items) => this.insertBatch(items));
     this.reads = new GroupCommit((ids) => this.readBatch(ids));
     this.plainFinishes = new GroupCommit((items) => this.finishPlainBatch(items));
@@ -139,11 +188,14 @@ export class JobsRepository {
     return this.inserts.call({ job, now });
   }
 
-  private async insertBatch(items: Array<{ job: NewJob; now: Date }>): Promise<Array<{ row: JobRow; created: boolean }>> {
+  private async insertBatch(
+    items: Array<{ job: NewJob; now: Date }>,
+  ): Promise<Array<{ row: JobRow; created: boolean }>> {
     const rows = items.map(({ job, now }) => newJobRow(job, now));
     const { job, worker, jobStatus } = this.t;
     // An offered job runs at once on its worker, as a claim would have made it (see `claim`).
-    const inserted = await this.q<{ id: string; workerId: string | null }>(`
+    const inserted = await this.q<{ id: string; workerId: string | null }>(
+      `
       WITH n AS (
         SELECT n.*, (k IS NOT NULL AND NOT EXISTS (SELECT 1 FROM ${worker} w WHERE w."endpointId" = n.e AND w.id = n.k
           AND (w.state IN ('stopping', 'stopped') OR w."stopRequested"))) AS handed
@@ -164,22 +216,44 @@ export class JobsRepository {
         WHERE w."endpointId" = now."endpointId" AND w.id = now."workerId"
       )
       SELECT id, "workerId" FROM ins`,
-    rows.map((r) => r.id), rows.map((r) => r.endpointId), rows.map((r) => r.ownerId), rows.map((r) => r.mode),
-    rows.map((r) => jsonParam(r.input)), rows.map((r) => r.webhook), rows.map((r) => jsonParam(r.s3Config)), rows.map((r) => jsonParam(r.policy)),
-    rows.map((r) => r.lowPriority), rows.map((r) => r.executionTimeoutMs), rows.map((r) => r.ttlMs),
-    rows.map((r) => ts(r.createdAt)), rows.map((r) => ts(r.expiresAt)), items.map(({ job: j }) => j.offeredTo ?? null));
+      rows.map((r) => r.id),
+      rows.map((r) => r.endpointId),
+      rows.map((r) => r.ownerId),
+      rows.map((r) => r.mode),
+      rows.map((r) => jsonParam(r.input)),
+      rows.map((r) => r.webhook),
+      rows.map((r) => jsonParam(r.s3Config)),
+      rows.map((r) => jsonParam(r.policy)),
+      rows.map((r) => r.lowPriority),
+      rows.map((r) => r.executionTimeoutMs),
+      rows.map((r) => r.ttlMs),
+      rows.map((r) => ts(r.createdAt)),
+      rows.map((r) => ts(r.expiresAt)),
+      items.map(({ job: j }) => j.offeredTo ?? null),
+    );
     // One call per inserted id counts as its creator (the same id twice in a batch: the first).
     const fresh = new Map(inserted.map((r) => [r.id, r.workerId]));
     const creators = new Set<string>();
-    const created = rows.map((r) => fresh.has(r.id) && !creators.has(r.id) && Boolean(creators.add(r.id)));
+    const created = rows.map(
+      (r) => fresh.has(r.id) && !creators.has(r.id) && Boolean(creators.add(r.id)),
+    );
     const others = rows.filter((_, i) => !created[i]).map((r) => r.id);
-    const existing = new Map((others.length ? await this.db.job.findMany({ where: { id: { in: others } } }) : []).map((r) => [r.id, r]));
+    const existing = new Map(
+      (others.length ? await this.db.job.findMany({ where: { id: { in: others } } }) : []).map(
+        (r) => [r.id, r],
+      ),
+    );
     return rows.map((row, i) => {
       if (created[i]) {
         const workerId = fresh.get(row.id) ?? null;
         this.metrics.submitted();
         if (workerId) {
-          Object.assign(row, { status: 'IN_PROGRESS', workerId, startedAt: row.createdAt, timeoutAt: new Date(row.createdAt.getTime() + row.executionTimeoutMs) });
+          Object.assign(row, {
+            status: 'IN_PROGRESS',
+            workerId,
+            startedAt: row.createdAt,
+            timeoutAt: new Date(row.createdAt.getTime() + row.executionTimeoutMs),
+          });
           this.metrics.taken([row], row.createdAt);
         }
         return { row, created: true };
@@ -201,7 +275,10 @@ export class JobsRepository {
   }
 
   private async readBatch(ids: string[]): Promise<Array<JobState | null>> {
-    const rows = await this.db.job.findMany({ where: { id: { in: [...new Set(ids)] } }, omit: WITHOUT_PAYLOAD });
+    const rows = await this.db.job.findMany({
+      where: { id: { in: [...new Set(ids)] } },
+      omit: WITHOUT_PAYLOAD,
+    });
     const byId = new Map(rows.map((r) => [r.id, r]));
     return ids.map((id) => byId.get(id) ?? null);
   }
@@ -222,12 +299,18 @@ export class JobsRepository {
    * `id = ANY(ARRAY(subquery))`, not `id IN (subquery)`: the planner may rescan an IN subquery,
    * and every rescan locks further rows, handing out more than LIMIT jobs.
    */
-  async claim(endpointId: string, workerId: string, limit: number, now: Date): Promise<ClaimedJob[]> {
+  async claim(
+    endpointId: string,
+    workerId: string,
+    limit: number,
+    now: Date,
+  ): Promise<ClaimedJob[]> {
     const { job, stop, worker } = this.t;
     // Never to a worker on its way out, whatever the caller last saw of it (its view may be cached).
     // One statement: the claim, withdrawing stale stops, the worker's "last busy" time, and the
     // columns the worker is sent (no second read).
-    const rows = await this.q<ClaimedJob>(`
+    const rows = await this.q<ClaimedJob>(
+      `
       WITH c AS (
         UPDATE ${job} SET status = 'IN_PROGRESS', "workerId" = $2, "startedAt" = $3::timestamp(3),
           "timeoutAt" = $3::timestamp(3) + "executionTimeoutMs" * interval '1 millisecond', output = NULL
@@ -245,16 +328,38 @@ export class JobsRepository {
       ), b AS (
         UPDATE ${worker} SET "lastBusyAt" = $3::timestamp(3) WHERE "endpointId" = $1 AND id = $2 AND EXISTS (SELECT 1 FROM c)
       )
-      SELECT * FROM c`, endpointId, workerId, ts(now), limit);
+      SELECT * FROM c`,
+      endpointId,
+      workerId,
+      ts(now),
+      limit,
+    );
     this.metrics.taken(rows, now);
-    return rows.sort((a, b) => Number(a.lowPriority) - Number(b.lowPriority) || new Date(a.createdAt).getTime() - new Date(b.createdAt).getTime() || a.id.localeCompare(b.id));
+    return rows.sort(
+      (a, b) =>
+        Number(a.lowPriority) - Number(b.lowPriority) ||
+        new Date(a.createdAt).getTime() - new Date(b.createdAt).getTime() ||
+        a.id.localeCompare(b.id),
+    );
   }
 
   /** Jobs taken but never delivered to the worker: back to the queue, no retry counted. */
-  async release(endpointId: string, workerId: string, jobIds: string[], now: Date): Promise<number> {
+  async release(
+    endpointId: string,
+    workerId: string,
+    jobIds: string[],
+    now: Date,
+  ): Promise<number> {
     const { count } = await this.db.job.updateMany({
       where: { id: { in: jobIds }, endpointId, workerId, status: 'IN_PROGRESS', deletedAt: null },
-      data: { status: 'IN_QUEUE', workerId: null, startedAt: null, timeoutAt: null, output: Prisma.DbNull, queuedAt: now },
+      data: {
+        status: 'IN_QUEUE',
+        workerId: null,
+        startedAt: null,
+        timeoutAt: null,
+        output: Prisma.DbNull,
+        queuedAt: now,
+      },
     });
     return count;
   }
@@ -262,7 +367,12 @@ export class JobsRepository {
   // ---- results from workers ------------------------------------------------------------------
 
   /** A progress update: shown as `output` while the job runs; ignored once it is final. */
-  async progress(endpointId: string, workerId: string, id: string, output: Prisma.InputJsonValue | typeof Prisma.DbNull): Promise<boolean> {
+  async progress(
+    endpointId: string,
+    workerId: string,
+    id: string,
+    output: Prisma.InputJsonValue | typeof Prisma.DbNull,
+  ): Promise<boolean> {
     const { count } = await this.db.job.updateMany({
       where: { id, endpointId, workerId, status: 'IN_PROGRESS', deletedAt: null },
       data: { output },
@@ -272,9 +382,17 @@ export class JobsRepository {
 
   /** The final result; only the first one for the worker holding the job counts. Returns the finished job, or null. */
   async finish(
-    endpointId: string, workerId: string, id: string,
-    result: { status: 'COMPLETED' | 'FAILED'; output?: Prisma.InputJsonValue | typeof Prisma.DbNull; error?: string },
-    now: Date, retentionMs: number, hasWebhook = true,
+    endpointId: string,
+    workerId: string,
+    id: string,
+    result: {
+      status: 'COMPLETED' | 'FAILED';
+      output?: Prisma.InputJsonValue | typeof Prisma.DbNull;
+      error?: string;
+    },
+    now: Date,
+    retentionMs: number,
+    hasWebhook = true,
   ): Promise<JobState | null> {
     const data = {
       status: result.status,
@@ -312,8 +430,11 @@ export class JobsRepository {
    * the general path).
    */
   finishPlain(
-    endpointId: string, workerId: string, id: string,
-    result: { status: 'COMPLETED' | 'FAILED'; output?: unknown; error?: string }, now: Date,
+    endpointId: string,
+    workerId: string,
+    id: string,
+    result: { status: 'COMPLETED' | 'FAILED'; output?: unknown; error?: string },
+    now: Date,
   ): Promise<JobState | null> {
     return this.plainFinishes.call({ endpointId, workerId, id, result, now });
   }
@@ -324,7 +445,8 @@ export class JobsRepository {
     for (const item of items) if (!first.has(item.id)) first.set(item.id, item);
     const batch = [...first.values()];
     const now = items[items.length - 1].now;
-    const rows = await this.q<JobState>(`
+    const rows = await this.q<JobState>(
+      `
       WITH v AS (
         SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[]) AS v(id, e, w, st, o, err)
       ), f AS (
@@ -339,31 +461,53 @@ export class JobsRepository {
         FROM (SELECT DISTINCT "endpointId", "workerId" FROM f) x WHERE w."endpointId" = x."endpointId" AND w.id = x."workerId"
       )
       SELECT * FROM f`,
-    batch.map((b) => b.id), batch.map((b) => b.endpointId), batch.map((b) => b.workerId), batch.map((b) => b.result.status),
-    batch.map((b) => jsonParam(b.result.output)), batch.map((b) => b.result.error ?? null), ts(now));
+      batch.map((b) => b.id),
+      batch.map((b) => b.endpointId),
+      batch.map((b) => b.workerId),
+      batch.map((b) => b.result.status),
+      batch.map((b) => jsonParam(b.result.output)),
+      batch.map((b) => b.result.error ?? null),
+      ts(now),
+    );
     const finished = new Map(rows.map((r) => [r.id, r]));
     for (const status of ['COMPLETED', 'FAILED'] as const) {
       const of = rows.filter((r) => r.status === status);
       if (of.length) this.metrics.finished(status, of, now);
     }
-    return items.map((item) => (first.get(item.id) === item ? finished.get(item.id) ?? null : null));
+    return items.map((item) =>
+      first.get(item.id) === item ? (finished.get(item.id) ?? null) : null,
+    );
   }
 
   /**
    * Appends stream chunks to a job the worker holds, numbered after the previous ones. The
    * counter update locks the job row, so concurrent posts of one job keep their order.
    */
-  async appendChunks(endpointId: string, workerId: string, id: string, outputs: unknown[], now: Date): Promise<boolean> {
+  async appendChunks(
+    endpointId: string,
+    workerId: string,
+    id: string,
+    outputs: unknown[],
+    now: Date,
+  ): Promise<boolean> {
     return this.db.$transaction(async (tx) => {
       const { count } = await tx.job.updateMany({
         where: { id, endpointId, workerId, status: 'IN_PROGRESS', deletedAt: null },
         data: { streamSeq: { increment: outputs.length } },
       });
       if (!count) return false;
-      const { streamSeq } = await tx.job.findUniqueOrThrow({ where: { id }, select: { streamSeq: true } });
+      const { streamSeq } = await tx.job.findUniqueOrThrow({
+        where: { id },
+        select: { streamSeq: true },
+      });
       const first = streamSeq - outputs.length + 1;
       await tx.jobStreamChunk.createMany({
-        data: outputs.map((output, i) => ({ jobId: id, seq: first + i, output: toJson(output), createdAt: now })),
+        data: outputs.map((output, i) => ({
+          jobId: id,
+          seq: first + i,
+          output: toJson(output),
+          createdAt: now,
+        })),
       });
       return true;
     });
@@ -372,7 +516,9 @@ export class JobsRepository {
   /** Returns the chunks not returned before, in order, and marks them delivered (each once). */
   async drainChunks(id: string): Promise<unknown[]> {
     const rows = await this.q<{ seq: number; output: unknown }>(
-      `UPDATE ${this.t.chunk} SET delivered = true WHERE "jobId" = $1 AND delivered = false RETURNING seq, output`, id);
+      `UPDATE ${this.t.chunk} SET delivered = true WHERE "jobId" = $1 AND delivered = false RETURNING seq, output`,
+      id,
+    );
     return rows.sort((a, b) => a.seq - b.seq).map((r) => r.output);
   }
 
@@ -383,7 +529,13 @@ export class JobsRepository {
    * Returns the job when this call cancelled it.
    */
   async cancel(id: string, now: Date): Promise<ChangedJob | null> {
-    const [row] = await this.finalize(`id = $4 AND status IN ('IN_QUEUE', 'IN_PROGRESS') AND "deletedAt" IS NULL`, 'CANCELLED', 'cancelled', now, [id]);
+    const [row] = await this.finalize(
+      `id = $4 AND status IN ('IN_QUEUE', 'IN_PROGRESS') AND "deletedAt" IS NULL`,
+      'CANCELLED',
+      'cancelled',
+      now,
+      [id],
+    );
     return row ?? null;
   }
 
@@ -392,7 +544,8 @@ export class JobsRepository {
    * stream removed, `retries` + 1. Returns false when the job is not in such a state.
    */
   async retry(id: string, now: Date): Promise<boolean> {
-    const rows = await this.q<{ id: string }>(`
+    const rows = await this.q<{ id: string }>(
+      `
       WITH r AS (
         UPDATE ${this.t.job} SET status = 'IN_QUEUE', retries = retries + 1, output = NULL, error = NULL, "workerId" = NULL,
           "startedAt" = NULL, "completedAt" = NULL, "timeoutAt" = NULL, "resultsExpireAt" = NULL, "queuedAt" = $2::timestamp(3)
@@ -400,25 +553,43 @@ export class JobsRepository {
           AND "resultsExpireAt" > $2::timestamp(3) AND "expiresAt" > $2::timestamp(3)
         RETURNING id
       ), d AS (DELETE FROM ${this.t.chunk} c USING r WHERE c."jobId" = r.id)
-      SELECT id FROM r`, id, ts(now));
+      SELECT id FROM r`,
+      id,
+      ts(now),
+    );
     return rows.length > 0;
   }
 
   /** Removes the endpoint's queued jobs (running ones continue); returns how many. */
   async purgeQueued(endpointId: string): Promise<number> {
-    const { count } = await this.db.job.deleteMany({ where: { endpointId, status: 'IN_QUEUE', deletedAt: null } });
+    const { count } = await this.db.job.deleteMany({
+      where: { endpointId, status: 'IN_QUEUE', deletedAt: null },
+    });
     return count;
   }
 
   /** Newest first; `after` is the last row of the previous page. */
-  list(endpointId: string, status: JobStatus | undefined, limit: number, after: { createdAt: Date; id: string } | undefined, now: Date) {
+  list(
+    endpointId: string,
+    status: JobStatus | undefined,
+    limit: number,
+    after: { createdAt: Date; id: string } | undefined,
+    now: Date,
+  ) {
     return this.db.job.findMany({
       where: {
         endpointId,
         deletedAt: null,
         expiresAt: { gt: now },
         ...(status ? { status } : {}),
-        ...(after ? { OR: [{ createdAt: { lt: after.createdAt } }, { createdAt: after.createdAt, id: { lt: after.id } }] } : {}),
+        ...(after
+          ? {
+              OR: [
+                { createdAt: { lt: after.createdAt } },
+                { createdAt: after.createdAt, id: { lt: after.id } },
+              ],
+            }
+          : {}),
       },
       orderBy: [{ createdAt: 'desc' }, { id: 'desc' }],
       take: limit,
@@ -433,22 +604,46 @@ export class JobsRepository {
       this.db.job.count({ where: { ...where, retries: { gt: 0 } } }),
     ]);
     const n = (s: JobStatus) => byStatus.find((r) => r.status === s)?._count._all ?? 0;
-    return { completed: n('COMPLETED'), failed: n('FAILED'), inProgress: n('IN_PROGRESS'), inQueue: n('IN_QUEUE'), retried };
+    return {
+      completed: n('COMPLETED'),
+      failed: n('FAILED'),
+      inProgress: n('IN_PROGRESS'),
+      inQueue: n('IN_QUEUE'),
+      retried,
+    };
   }
 
   /** How many jobs each of the endpoint's workers holds. */
-  async heldCounts(endpointId?: string): Promise<Array<{ endpointId: string; workerId: string; jobs: number }>> {
+  async heldCounts(
+    endpointId?: string,
+  ): Promise<Array<{ endpointId: string; workerId: string; jobs: number }>> {
     const rows = await this.db.job.groupBy({
       by: ['endpointId', 'workerId'],
-      where: { status: 'IN_PROGRESS', deletedAt: null, workerId: { not: null }, ...(endpointId ? { endpointId } : {}) },
+      where: {
+        status: 'IN_PROGRESS',
+        deletedAt: null,
+        workerId: { not: null },
+        ...(endpointId ? { endpointId } : {}),
+      },
       _count: { _all: true },
     });
-    return rows.map((r) => ({ endpointId: r.endpointId, workerId: r.workerId!, jobs: r._count._all }));
+    return rows.map((r) => ({
+      endpointId: r.endpointId,
+      workerId: r.workerId!,
+      jobs: r._count._all,
+    }));
   }
 
   /** Queue lengths and the oldest normal-priority wait of every endpoint with pending work. */
   async queueStats(): Promise<QueueStats[]> {
-    const rows = await this.q<{ endpointId: string; queued: number; queuedLow: number; running: number; oldest: Date | null }>(`
+    const rows = await this.q<{
+      endpointId: string;
+      queued: number;
+      queuedLow: number;
+      running: number;
+      oldest: Date | null;
+    }>(
+      `
       SELECT "endpointId",
         (count(*) FILTER (WHERE status = 'IN_QUEUE' AND NOT "lowPriority"))::int AS queued,
         (count(*) FILTER (WHERE status = 'IN_QUEUE' AND "lowPriority"))::int AS "queuedLow",
@@ -456,8 +651,16 @@ export class JobsRepository {
         min("queuedAt") FILTER (WHERE status = 'IN_QUEUE' AND NOT "lowPriority") AS oldest
       FROM ${this.t.job}
       WHERE status IN ('IN_QUEUE', 'IN_PROGRESS') AND "deletedAt" IS NULL AND "expiresAt" > $1::timestamp(3)
-      GROUP BY "endpointId"`, ts(new Date()));
-    return rows.map((r) => ({ endpointId: r.endpointId, queued: r.queued, queuedLow: r.queuedLow, running: r.running, oldestQueuedAt: r.oldest ? new Date(r.oldest) : null }));
+      GROUP BY "endpointId"`,
+      ts(new Date()),
+    );
+    return rows.map((r) => ({
+      endpointId: r.endpointId,
+      queued: r.queued,
+      queuedLow: r.queuedLow,
+      running: r.running,
+      oldestQueuedAt: r.oldest ? new Date(r.oldest) : null,
+    }));
   }
 
   // ---- the job-stop channel ------------------------------------------------------------------
@@ -467,7 +670,10 @@ export class JobsRepository {
     const rows = await this.q<{ jobId: string }>(
       `UPDATE ${this.t.stop} SET "deliveredAt" = $3::timestamp(3)
        WHERE "endpointId" = $1 AND "workerId" = $2 AND "deliveredAt" IS NULL RETURNING "jobId"`,
-      endpointId, workerId, ts(now));
+      endpointId,
+      workerId,
+      ts(now),
+    );
     return rows.map((r) => r.jobId).sort();
   }
 
@@ -476,16 +682,29 @@ export class JobsRepository {
    * to another worker, expired. A stop handed out before `redeliverBefore` whose job the worker
    * still reports is handed out again (the job-stop response may never have reached it).
    */
-  async stopIfNotHeld(endpointId: string, workerId: string, jobIds: string[], now: Date, redeliverBefore: Date): Promise<number> {
+  async stopIfNotHeld(
+    endpointId: string,
+    workerId: string,
+    jobIds: string[],
+    now: Date,
+    redeliverBefore: Date,
+  ): Promise<number> {
     if (!jobIds.length) return 0;
-    const rows = await this.q<{ jobId: string }>(`
+    const rows = await this.q<{ jobId: string }>(
+      `
       INSERT INTO ${this.t.stop} AS s ("jobId", "workerId", "endpointId", reason, "createdAt")
       SELECT j.id, $2, $1, 'not-held', $4::timestamp(3) FROM ${this.t.job} j
       WHERE j.id = ANY($3::text[]) AND j."endpointId" = $1
         AND NOT (j.status = 'IN_PROGRESS' AND j."workerId" = $2 AND j."deletedAt" IS NULL)
       ON CONFLICT ("jobId", "workerId") DO UPDATE SET "deliveredAt" = NULL
         WHERE s."deliveredAt" < $5::timestamp(3)
-      RETURNING "jobId"`, endpointId, workerId, jobIds, ts(now), ts(redeliverBefore));
+      RETURNING "jobId"`,
+      endpointId,
+      workerId,
+      jobIds,
+      ts(now),
+      ts(redeliverBefore),
+    );
     return rows.length;
   }
 
@@ -493,7 +712,13 @@ export class JobsRepository {
 
   /** IN_PROGRESS past its execution timeout → TIMED_OUT, worker told to stop. */
   timeOut(now: Date): Promise<ChangedJob[]> {
-    return this.finalize(`status = 'IN_PROGRESS' AND "timeoutAt" <= $1::timestamp(3) AND "deletedAt" IS NULL`, 'TIMED_OUT', 'timed-out', now, []);
+    return this.finalize(
+      `status = 'IN_PROGRESS' AND "timeoutAt" <= $1::timestamp(3) AND "deletedAt" IS NULL`,
+      'TIMED_OUT',
+      'timed-out',
+      now,
+      [],
+    );
   }
 
   /**
@@ -501,7 +726,8 @@ export class JobsRepository {
    * whose late result is dropped quietly.
    */
   async expire(now: Date): Promise<ChangedJob[]> {
-    return this.q<ChangedJob>(`
+    return this.q<ChangedJob>(
+      `
       WITH e AS (
         UPDATE ${this.t.job} SET "deletedAt" = $1::timestamp(3), output = NULL, error = NULL, "timeoutAt" = NULL
         WHERE id = ANY(ARRAY(SELECT id FROM ${this.t.job} WHERE "expiresAt" <= $1::timestamp(3) AND "deletedAt" IS NULL
@@ -512,7 +738,9 @@ export class JobsRepository {
         SELECT id, "workerId", "endpointId", 'expired', $1::timestamp(3) FROM e WHERE status = 'IN_PROGRESS' AND "workerId" IS NOT NULL
         ON CONFLICT ("jobId", "workerId") DO UPDATE SET reason = EXCLUDED.reason, "createdAt" = EXCLUDED."createdAt", "deliveredAt" = NULL
       )
-      SELECT id, "endpointId", CASE WHEN status = 'IN_PROGRESS' THEN "workerId" END AS "workerId" FROM e`, ts(now));
+      SELECT id, "endpointId", CASE WHEN status = 'IN_PROGRESS' THEN "workerId" END AS "workerId" FROM e`,
+      ts(now),
+    );
   }
 
   /**
@@ -521,13 +749,16 @@ export class JobsRepository {
    * range small.
    */
   async expireResults(now: Date): Promise<number> {
-    const rows = await this.q<{ id: string }>(`
+    const rows = await this.q<{ id: string }>(
+      `
       WITH r AS (
         UPDATE ${this.t.job} SET output = NULL, error = NULL, "resultsExpireAt" = NULL
         WHERE id = ANY(ARRAY(SELECT id FROM ${this.t.job} WHERE "resultsExpireAt" <= $1::timestamp(3) LIMIT 1000 FOR UPDATE SKIP LOCKED))
         RETURNING id
       ), d AS (DELETE FROM ${this.t.chunk} c USING r WHERE c."jobId" = r.id)
-      SELECT id FROM r`, ts(now));
+      SELECT id FROM r`,
+      ts(now),
+    );
     return rows.length;
   }
 
@@ -539,8 +770,14 @@ export class JobsRepository {
    * With `unreported`, only the jobs it was given before `startedBefore` and does not report
    * having (its ping lists its jobs in progress): the answer that gave it those never arrived.
    */
-  async requeueFromWorker(endpointId: string, workerId: string, now: Date, unreported?: { reported: string[]; startedBefore: Date }): Promise<ChangedJob[]> {
-    return this.q<ChangedJob>(`
+  async requeueFromWorker(
+    endpointId: string,
+    workerId: string,
+    now: Date,
+    unreported?: { reported: string[]; startedBefore: Date },
+  ): Promise<ChangedJob[]> {
+    return this.q<ChangedJob>(
+      `
       WITH r AS (
         UPDATE ${this.t.job} SET status = 'IN_QUEUE', "workerId" = NULL, "startedAt" = NULL, "timeoutAt" = NULL, output = NULL,
           retries = retries + 1, "queuedAt" = $3::timestamp(3)
@@ -553,7 +790,12 @@ export class JobsRepository {
         SELECT id, $2, "endpointId", 'requeued', $3::timestamp(3) FROM r
         ON CONFLICT ("jobId", "workerId") DO UPDATE SET reason = EXCLUDED.reason, "createdAt" = EXCLUDED."createdAt", "deliveredAt" = NULL
       )
-      SELECT id, "endpointId", NULL AS "workerId" FROM r`, endpointId, workerId, ts(now), ...(unreported ? [unreported.reported, ts(unreported.startedBefore)] : []));
+      SELECT id, "endpointId", NULL AS "workerId" FROM r`,
+      endpointId,
+      workerId,
+      ts(now),
+      ...(unreported ? [unreported.reported, ts(unreported.startedBefore)] : []),
+    );
   }
 
   /** The endpoint is deleted: queued jobs removed, running ones cancelled (their workers stop). */
@@ -561,7 +803,13 @@ export class JobsRepository {
     await this.db.job.deleteMany({ where: { endpointId, status: 'IN_QUEUE' } });
     const cancelled: ChangedJob[] = [];
     for (;;) {
-      const batch = await this.finalize(`"endpointId" = $4 AND status = 'IN_PROGRESS' AND "deletedAt" IS NULL`, 'CANCELLED', 'endpoint-deleted', now, [endpointId]);
+      const batch = await this.finalize(
+        `"endpointId" = $4 AND status = 'IN_PROGRESS' AND "deletedAt" IS NULL`,
+        'CANCELLED',
+        'endpoint-deleted',
+        now,
+        [endpointId],
+      );
       cancelled.push(...batch);
       if (batch.length < 1000) return cancelled;
     }
@@ -571,17 +819,33 @@ export class JobsRepository {
   async cleanup(now: Date): Promise<void> {
     const hourAgo = new Date(now.getTime() - 3600_000);
     await this.db.job.deleteMany({ where: { deletedAt: { lt: hourAgo } } });
-    await this.db.jobStop.deleteMany({ where: { OR: [{ deliveredAt: { lt: hourAgo } }, { createdAt: { lt: new Date(now.getTime() - 86_400_000) } }] } });
+    await this.db.jobStop.deleteMany({
+      where: {
+        OR: [
+          { deliveredAt: { lt: hourAgo } },
+          { createdAt: { lt: new Date(now.getTime() - 86_400_000) } },
+        ],
+      },
+    });
   }
 
   /**
    * Moves the jobs matching `where` (parameters from $4) to a final state and records a stop for
    * the worker of each running one, in one statement.
    */
-  private async finalize(where: string, status: 'CANCELLED' | 'TIMED_OUT', reason: StopReason, now: Date, params: unknown[]): Promise<ChangedJob[]> {
+  private async finalize(
+    where: string,
+    status: 'CANCELLED' | 'TIMED_OUT',
+    reason: StopReason,
+    now: Date,
+    params: unknown[],
+  ): Promise<ChangedJob[]> {
     if (!FINAL.includes(status)) throw new Error(`not a final status: ${status}`);
     const { changed, announced, rows } = await this.db.$transaction(async (tx) => {
-      const rows = await tx.$queryRawUnsafe<Array<ChangedJob & { hooked: boolean; startedAt: Date | null }>>(`
+      const rows = await tx.$queryRawUnsafe<
+        Array<ChangedJob & { hooked: boolean; startedAt: Date | null }>
+      >(
+        `
       WITH f AS (
         UPDATE ${this.t.job} SET status = $2::${this.t.jobStatus}, "completedAt" = $1::timestamp(3),
           "resultsExpireAt" = $1::timestamp(3) + ${RETENTION_SQL}, "timeoutAt" = NULL, output = NULL
@@ -592,14 +856,30 @@ export class JobsRepository {
         SELECT id, "workerId", "endpointId", $3, $1::timestamp(3) FROM f WHERE "workerId" IS NOT NULL
         ON CONFLICT ("jobId", "workerId") DO UPDATE SET reason = EXCLUDED.reason, "createdAt" = EXCLUDED."createdAt", "deliveredAt" = NULL
       )
-      SELECT id, "endpointId", "workerId", "startedAt", hooked FROM f`, ts(now), status, reason, ...params);
+      SELECT id, "endpointId", "workerId", "startedAt", hooked FROM f`,
+        ts(now),
+        status,
+        reason,
+        ...params,
+      );
       // The rows are locked by the UPDATE until the commit: what is read here is what it wrote.
       const hooked = rows.filter((r) => r.hooked).map((r) => r.id);
       for (let i = 0; i < hooked.length; i += OUTBOX_CHUNK) {
-        const jobs = await tx.job.findMany({ where: { id: { in: hooked.slice(i, i + OUTBOX_CHUNK) } } });
-        await writeOutbox(tx, jobs.map((j) => jobFinishedOutboxRow(j, now)).filter((e): e is NewOutboxRow => e !== null));
+        const jobs = await tx.job.findMany({
+          where: { id: { in: hooked.slice(i, i + OUTBOX_CHUNK) } },
+        });
+        await writeOutbox(
+          tx,
+          jobs
+            .map((j) => jobFinishedOutboxRow(j, now))
+            .filter((e): e is NewOutboxRow => e !== null),
+        );
       }
-      return { changed: rows.map(({ id, endpointId, workerId }) => ({ id, endpointId, workerId })), announced: hooked.length > 0, rows };
+      return {
+        changed: rows.map(({ id, endpointId, workerId }) => ({ id, endpointId, workerId })),
+        announced: hooked.length > 0,
+        rows,
+      };
     }, BULK_TX);
     this.metrics.finished(status, rows, now);
     if (announced) this.outbox.kick();
@@ -608,7 +888,10 @@ export class JobsRepository {
 }
 
 async function writeOutbox(tx: Tx, rows: NewOutboxRow[]): Promise<void> {
-  if (rows.length) await tx.outboxEvent.createMany({ data: rows.map((r) => ({ ...r, payload: r.payload as Prisma.InputJsonValue })) });
+  if (rows.length)
+    await tx.outboxEvent.createMany({
+      data: rows.map((r) => ({ ...r, payload: r.payload as Prisma.InputJsonValue })),
+    });
 }
 
 /** A JSON value for a required Json column; `null` must be Prisma's JsonNull there. */

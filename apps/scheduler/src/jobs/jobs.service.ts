@@ -1,8 +1,21 @@
 import { Injectable } from '@nestjs/common';
 import {
-  isFinalStatus, JOB_LIMITS, RunplaneError,
-  type AwaitJobRequest, type EndpointScopedRequest, type GetJobRequest, type HealthRecord, type JobAccepted, type JobRecord,
-  type JobScopedRequest, type ListJobsRequest, type ListJobsResponse, type PurgeResponse, type RunJobSyncRequest, type StreamJobRequest, type StreamResponse,
+  isFinalStatus,
+  JOB_LIMITS,
+  RunplaneError,
+  type AwaitJobRequest,
+  type EndpointScopedRequest,
+  type GetJobRequest,
+  type HealthRecord,
+  type JobAccepted,
+  type JobRecord,
+  type JobScopedRequest,
+  type ListJobsRequest,
+  type ListJobsResponse,
+  type PurgeResponse,
+  type RunJobSyncRequest,
+  type StreamJobRequest,
+  type StreamResponse,
   type SubmitJobRequest,
 } from '@runplane/contracts';
 import type { Prisma } from '../generated/prisma/client.js';
@@ -39,7 +52,11 @@ export class JobsService {
     const deadline = Date.now() + request.waitMs;
     const { row, created } = await this.create(request);
     // A new job's row is as the insert left it: the first look needs no read.
-    return this.awaitFinal(request, deadline, created ? { row, mark: this.changes.mark() } : undefined);
+    return this.awaitFinal(
+      request,
+      deadline,
+      created ? { row, mark: this.changes.mark() } : undefined,
+    );
   }
 
   private async create(request: SubmitJobRequest): Promise<{ row: JobRow; created: boolean }> {
@@ -48,34 +65,46 @@ export class JobsService {
     const taker = this.changes.handOff<ClaimedJob>(endpoint.id);
     let handed = false;
     try {
-      const { row, created } = await this.insert(request, endpoint.executionTimeoutMs, taker?.workerId);
+      const { row, created } = await this.insert(
+        request,
+        endpoint.executionTimeoutMs,
+        taker?.workerId,
+      );
       handed = created && row.workerId !== null;
       if (handed) taker!.give([row]);
       // Queued: one waiting taker looks for it, and the autoscaler; handed over: only the autoscaler.
-      if (created) this.changes.changed(row.endpointId, row.id, { queued: handed ? 0 : 1, scaling: true });
+      if (created)
+        this.changes.changed(row.endpointId, row.id, { queued: handed ? 0 : 1, scaling: true });
       return { row, created };
     } finally {
       if (!handed) taker?.decline();
     }
   }
 
-  private async insert(request: SubmitJobRequest, endpointTimeoutMs: number, offeredTo?: string): Promise<{ row: JobRow; created: boolean }> {
+  private async insert(
+    request: SubmitJobRequest,
+    endpointTimeoutMs: number,
+    offeredTo?: string,
+  ): Promise<{ row: JobRow; created: boolean }> {
     const { job } = request;
-    const { row, created } = await this.jobs.insert({
-      id: request.jobId,
-      endpointId: request.endpointId,
-      ownerId: request.ownerId,
-      mode: request.mode,
-      input: job.input as Prisma.InputJsonValue,
-      webhook: job.webhook,
-      s3Config: plain(job.s3Config),
-      policy: plain(job.policy),
-      lowPriority: job.policy?.lowPriority ?? false,
-      // Policy beats the endpoint setting (spec "Policy object"), fixed at submission.
-      executionTimeoutMs: job.policy?.executionTimeout ?? endpointTimeoutMs,
-      ttlMs: job.policy?.ttl ?? JOB_LIMITS.ttl.default,
-      offeredTo,
-    }, new Date());
+    const { row, created } = await this.jobs.insert(
+      {
+        id: request.jobId,
+        endpointId: request.endpointId,
+        ownerId: request.ownerId,
+        mode: request.mode,
+        input: job.input as Prisma.InputJsonValue,
+        webhook: job.webhook,
+        s3Config: plain(job.s3Config),
+        policy: plain(job.policy),
+        lowPriority: job.policy?.lowPriority ?? false,
+        // Policy beats the endpoint setting (spec "Policy object"), fixed at submission.
+        executionTimeoutMs: job.policy?.executionTimeout ?? endpointTimeoutMs,
+        ttlMs: job.policy?.ttl ?? JOB_LIMITS.ttl.default,
+        offeredTo,
+      },
+      new Date(),
+    );
     if (!created && (row.endpointId !== request.endpointId || row.ownerId !== request.ownerId)) {
       throw RunplaneError.conflict(`job id ${request.jobId} is already used`, 'JOB_ID_IN_USE');
     }
@@ -102,7 +131,11 @@ export class JobsService {
   }
 
   /** Waits until the job is final or `deadline`; `known` is its row as it was at `known.mark`. */
-  private async awaitFinal(request: JobScopedRequest, deadline: number, known?: { row: JobState; mark: number }): Promise<JobRecord> {
+  private async awaitFinal(
+    request: JobScopedRequest,
+    deadline: number,
+    known?: { row: JobState; mark: number },
+  ): Promise<JobRecord> {
     let seen = known;
     for (;;) {
       if (!seen) {
@@ -111,8 +144,14 @@ export class JobsService {
       }
       const now = new Date();
       const left = deadline - now.getTime();
-      if (isFinalStatus(seen.row.status) || left <= 0 || this.changes.stopping) return toJobRecord(seen.row, now);
-      const final = await this.changes.waitForJob<JobState>(seen.row.endpointId, seen.row.id, Math.min(left, this.settings.longPollRecheckMs), seen.mark);
+      if (isFinalStatus(seen.row.status) || left <= 0 || this.changes.stopping)
+        return toJobRecord(seen.row, now);
+      const final = await this.changes.waitForJob<JobState>(
+        seen.row.endpointId,
+        seen.row.id,
+        Math.min(left, this.settings.longPollRecheckMs),
+        seen.mark,
+      );
       // A final state handed over by the change itself needs no read.
       seen = final ? { row: final, mark: this.changes.mark() } : undefined;
     }
@@ -134,7 +173,12 @@ export class JobsService {
       if (chunks.length || isFinalStatus(row.status) || left <= 0 || this.changes.stopping) {
         return { id: row.id, status: row.status, stream: chunks.map((output) => ({ output })) };
       }
-      await this.changes.waitForJob(row.endpointId, row.id, Math.min(left, this.settings.longPollRecheckMs), mark);
+      await this.changes.waitForJob(
+        row.endpointId,
+        row.id,
+        Math.min(left, this.settings.longPollRecheckMs),
+        mark,
+      );
     }
   }
 
@@ -145,7 +189,10 @@ export class JobsService {
       const row = await this.visible(request, now);
       if (row.status === 'CANCELLED') return { id: row.id, status: 'CANCELLED' }; // repeated cancel
       if (isFinalStatus(row.status)) {
-        throw RunplaneError.conflict(`job ${row.id} is already ${row.status} and cannot be cancelled`, 'JOB_FINAL');
+        throw RunplaneError.conflict(
+          `job ${row.id} is already ${row.status} and cannot be cancelled`,
+          'JOB_FINAL',
+        );
       }
       const cancelled = await this.jobs.cancel(row.id, now);
       if (cancelled) {
@@ -153,7 +200,11 @@ export class JobsService {
         return { id: row.id, status: 'CANCELLED' };
       }
       // It moved between the read and the update (finished, requeued, ...): decide again.
-      if (attempt >= 3) throw RunplaneError.conflict(`job ${row.id} changed while being cancelled; try again`, 'JOB_BUSY');
+      if (attempt >= 3)
+        throw RunplaneError.conflict(
+          `job ${row.id} changed while being cancelled; try again`,
+          'JOB_BUSY',
+        );
     }
   }
 
@@ -167,10 +218,20 @@ export class JobsService {
     }
     const latest = (await this.jobs.find(row.id)) ?? row;
     if (latest.status !== 'FAILED' && latest.status !== 'TIMED_OUT') {
-      throw RunplaneError.conflict(`job ${row.id} is ${latest.status}; only FAILED or TIMED_OUT jobs can be retried`, 'JOB_NOT_RETRYABLE');
+      throw RunplaneError.conflict(
+        `job ${row.id} is ${latest.status}; only FAILED or TIMED_OUT jobs can be retried`,
+        'JOB_NOT_RETRYABLE',
+      );
     }
-    if (resultsExpired(latest, now)) throw RunplaneError.conflict(`the results of job ${row.id} have expired; it can no longer be retried`, 'JOB_RESULTS_EXPIRED');
-    throw RunplaneError.conflict(`job ${row.id} changed while being retried; try again`, 'JOB_BUSY');
+    if (resultsExpired(latest, now))
+      throw RunplaneError.conflict(
+        `the results of job ${row.id} have expired; it can no longer be retried`,
+        'JOB_RESULTS_EXPIRED',
+      );
+    throw RunplaneError.conflict(
+      `job ${row.id} changed while being retried; try again`,
+      'JOB_BUSY',
+    );
   }
 
   /** Removes the queued jobs only; running ones continue. */
@@ -186,17 +247,25 @@ export class JobsService {
     await this.endpoints.requireOwned(request.ownerId, request.endpointId);
     const after = request.cursor ? decodeCursor(request.cursor) : undefined;
     const now = new Date();
-    const rows = await this.jobs.list(request.endpointId, request.status, request.limit + 1, after, now);
+    const rows = await this.jobs.list(
+      request.endpointId,
+      request.status,
+      request.limit + 1,
+      after,
+      now,
+    );
     const page = rows.slice(0, request.limit);
     return {
       requests: page.map((r) => ({
         id: r.id,
         status: r.status,
         createdAt: r.createdAt.toISOString(),
-        ...(r.startedAt ? {
-          delayTime: Math.max(0, r.startedAt.getTime() - r.createdAt.getTime()),
-          executionTime: Math.max(0, (r.completedAt ?? now).getTime() - r.startedAt.getTime()),
-        } : {}),
+        ...(r.startedAt
+          ? {
+              delayTime: Math.max(0, r.startedAt.getTime() - r.createdAt.getTime()),
+              executionTime: Math.max(0, (r.completedAt ?? now).getTime() - r.startedAt.getTime()),
+            }
+          : {}),
       })),
       nextCursor: rows.length > request.limit ? encodeCursor(page[page.length - 1]) : null,
     };
@@ -222,7 +291,9 @@ export class JobsService {
     }
     if (endpoint.startBackoffUntil && endpoint.startBackoffUntil > now) {
       // Workers the endpoint should have but may not start yet (crash-loop back-off).
-      const active = workers.filter((w) => w.managed && (w.state === 'initializing' || w.state === 'ready')).length;
+      const active = workers.filter(
+        (w) => w.managed && (w.state === 'initializing' || w.state === 'ready'),
+      ).length;
       counts.throttled = Math.max(0, endpoint.workersMin - active);
     }
     return { jobs, workers: counts };
@@ -242,5 +313,7 @@ export function jobNotFound(jobId: string): RunplaneError {
 
 /** A validated DTO instance as plain JSON (only the fields that were given), or undefined. */
 function plain(value: object | undefined): Prisma.InputJsonValue | undefined {
-  return value === undefined || value === null ? undefined : (JSON.parse(JSON.stringify(value)) as Prisma.InputJsonValue);
+  return value === undefined || value === null
+    ? undefined
+    : (JSON.parse(JSON.stringify(value)) as Prisma.InputJsonValue);
 }

@@ -13,7 +13,10 @@ import { JOB_LIMITS } from '@runplane/contracts';
  *   cut as a string; concatenating those string outputs and parsing the result gives it back.
  * A value within the limit is never touched.
  */
-export function splitStreamOutput(output: unknown, maxBytes: number = JOB_LIMITS.streamChunkBytes): unknown[] {
+export function splitStreamOutput(
+  output: unknown,
+  maxBytes: number = JOB_LIMITS.streamChunkBytes,
+): unknown[] {
   if (chunkBytes(output) <= maxBytes) return [output];
   if (typeof output === 'string') return splitString(output, maxBytes - chunkBytes(''));
   if (Array.isArray(output)) return splitArray(output, maxBytes);
@@ -63,7 +66,11 @@ function splitString(text: string, budget: number): string[] {
   let size = 0;
   for (let i = 0; i < text.length;) {
     const code = text.charCodeAt(i);
-    const pair = code >= 0xd800 && code <= 0xdbff && i + 1 < text.length && isLowSurrogate(text.charCodeAt(i + 1));
+    const pair =
+      code >= 0xd800 &&
+      code <= 0xdbff &&
+      i + 1 < text.length &&
+      isLowSurrogate(text.charCodeAt(i + 1));
     const width = pair ? 2 : 1;
     const bytes = pair ? 4 : encodedBytes(code);
     if (size + bytes > budget && i > start) {

@@ -11,7 +11,10 @@ import { PrismaClient } from '../generated/prisma/client.js';
  */
 @Injectable()
 export class SchedulerMetrics implements OnModuleInit {
-  constructor(private readonly db: PrismaClient, private readonly metrics: RunplaneMetrics) {}
+  constructor(
+    private readonly db: PrismaClient,
+    private readonly metrics: RunplaneMetrics,
+  ) {}
 
   onModuleInit(): void {
     this.metrics.beforeScrape('scheduler queue and workers', () => this.collect());
@@ -24,14 +27,25 @@ export class SchedulerMetrics implements OnModuleInit {
 
   /** Jobs a worker just took: their queue delay (RunPod `delayTime`). */
   taken(jobs: Array<{ createdAt: Date | string }>, now: Date): void {
-    for (const job of jobs) this.metrics.jobQueueDelay.observe(Math.max(0, now.getTime() - new Date(job.createdAt).getTime()) / 1000);
+    for (const job of jobs)
+      this.metrics.jobQueueDelay.observe(
+        Math.max(0, now.getTime() - new Date(job.createdAt).getTime()) / 1000,
+      );
   }
 
   /** Jobs that reached a final state now; `startedAt` is null for jobs cancelled while queued. */
-  finished(status: 'COMPLETED' | 'FAILED' | 'CANCELLED' | 'TIMED_OUT', jobs: Array<{ startedAt: Date | string | null }>, now: Date): void {
+  finished(
+    status: 'COMPLETED' | 'FAILED' | 'CANCELLED' | 'TIMED_OUT',
+    jobs: Array<{ startedAt: Date | string | null }>,
+    now: Date,
+  ): void {
     for (const job of jobs) {
       this.metrics.jobsFinished.inc({ status });
-      if (job.startedAt) this.metrics.jobExecution.observe({ status }, Math.max(0, now.getTime() - new Date(job.startedAt).getTime()) / 1000);
+      if (job.startedAt)
+        this.metrics.jobExecution.observe(
+          { status },
+          Math.max(0, now.getTime() - new Date(job.startedAt).getTime()) / 1000,
+        );
     }
   }
 
@@ -39,7 +53,12 @@ export class SchedulerMetrics implements OnModuleInit {
     const now = Date.now();
     const [endpoints, queued, workers] = await Promise.all([
       this.db.endpoint.findMany({ select: { id: true } }),
-      this.db.job.groupBy({ by: ['endpointId'], where: { status: 'IN_QUEUE', deletedAt: null }, _count: { _all: true }, _min: { createdAt: true } }),
+      this.db.job.groupBy({
+        by: ['endpointId'],
+        where: { status: 'IN_QUEUE', deletedAt: null },
+        _count: { _all: true },
+        _min: { createdAt: true },
+      }),
       this.db.worker.groupBy({ by: ['endpointId', 'state'], _count: { _all: true } }),
     ]);
     const { queueDepth, queueOldestAge, workers: workerGauge } = this.metrics;
@@ -53,8 +72,13 @@ export class SchedulerMetrics implements OnModuleInit {
     }
     for (const q of queued) {
       queueDepth.set({ endpoint: q.endpointId }, q._count._all);
-      if (q._min.createdAt) queueOldestAge.set({ endpoint: q.endpointId }, Math.max(0, now - q._min.createdAt.getTime()) / 1000);
+      if (q._min.createdAt)
+        queueOldestAge.set(
+          { endpoint: q.endpointId },
+          Math.max(0, now - q._min.createdAt.getTime()) / 1000,
+        );
     }
-    for (const w of workers) workerGauge.set({ endpoint: w.endpointId, state: w.state }, w._count._all);
+    for (const w of workers)
+      workerGauge.set({ endpoint: w.endpointId, state: w.state }, w._count._all);
   }
 }

@@ -138,14 +138,21 @@ export class JobChanges implements OnModuleDestroy {
     const requeued = how === 'requeued';
     for (const [endpointId, ids] of byEndpoint) {
       if (ids.length > 20) this.changed(endpointId, ANY_JOB, { scaling: requeued });
-      else for (const id of ids) this.changed(endpointId, id, { stops: true, queued: requeued ? 1 : 0, scaling: requeued });
+      else
+        for (const id of ids)
+          this.changed(endpointId, id, {
+            stops: true,
+            queued: requeued ? 1 : 0,
+            scaling: requeued,
+          });
     }
   }
 
   /** Another replica's changes (this replica's own signals are ignored: `changed` woke its waiters). */
   received(signal: JobChangedSignal): void {
     if (signal.origin === this.origin) return;
-    for (const c of signal.changes) this.wake(c.endpointId, c.jobId, { queued: c.queued, stops: c.stops });
+    for (const c of signal.changes)
+      this.wake(c.endpointId, c.jobId, { queued: c.queued, stops: c.stops });
   }
 
   private signalOutgoing(): void {
@@ -153,10 +160,16 @@ export class JobChanges implements OnModuleDestroy {
     this.outgoing = [];
     // Bounded messages (a bulk sweep may change thousands of jobs).
     for (let i = 0; i < changes.length; i += SIGNAL_BATCH) {
-      this.bus.signal(SchedulerSignals.jobChanged, { origin: this.origin, changes: changes.slice(i, i + SIGNAL_BATCH) }).catch((err: unknown) => {
-        // Best effort by design: other replicas re-check on their own within longPollRecheckMs.
-        if (!this.stopping) this.logger.warn({ err: String(err) }, 'could not signal job changes');
-      });
+      this.bus
+        .signal(SchedulerSignals.jobChanged, {
+          origin: this.origin,
+          changes: changes.slice(i, i + SIGNAL_BATCH),
+        })
+        .catch((err: unknown) => {
+          // Best effort by design: other replicas re-check on their own within longPollRecheckMs.
+          if (!this.stopping)
+            this.logger.warn({ err: String(err) }, 'could not signal job changes');
+        });
     }
   }
 
@@ -171,7 +184,8 @@ export class JobChanges implements OnModuleDestroy {
     const held = this.waiters.get(endpointId);
     if (!held) return;
     if (endpointWide) {
-      for (const set of [held.takes, held.stops, ...held.jobs.values()]) for (const w of [...set]) w.wake();
+      for (const set of [held.takes, held.stops, ...held.jobs.values()])
+        for (const w of [...set]) w.wake();
       return;
     }
     for (const w of [...(held.jobs.get(jobId) ?? [])]) w.wake(effects.final);
@@ -216,8 +230,14 @@ export class JobChanges implements OnModuleDestroy {
    * await / stream: until the job (or its whole endpoint) changes, `ms` pass, or the process
    * drains; resolves with the job's final state when the change that woke it carried it.
    */
-  waitForJob<T>(endpointId: string, jobId: string, ms: number, since?: number): Promise<T | undefined> {
-    if (since !== undefined && this.changedSince(since, jobKey(jobId), endpointKey(endpointId))) return Promise.resolve(undefined);
+  waitForJob<T>(
+    endpointId: string,
+    jobId: string,
+    ms: number,
+    since?: number,
+  ): Promise<T | undefined> {
+    if (since !== undefined && this.changedSince(since, jobKey(jobId), endpointKey(endpointId)))
+      return Promise.resolve(undefined);
     const held = this.heldOn(endpointId);
     let set = held.jobs.get(jobId);
     if (!set) held.jobs.set(jobId, (set = new Set()));
@@ -247,7 +267,11 @@ export class JobChanges implements OnModuleDestroy {
     const key = workerKey(endpointId, workerId);
     const idle = this.idleClaims.get(key);
     if (!idle) return false;
-    if (Date.now() - idle.at < maxAgeMs && !this.changedSince(idle.mark, workKey(endpointId), endpointKey(endpointId))) return true;
+    if (
+      Date.now() - idle.at < maxAgeMs &&
+      !this.changedSince(idle.mark, workKey(endpointId), endpointKey(endpointId))
+    )
+      return true;
     this.idleClaims.delete(key);
     return false;
   }
@@ -256,8 +280,17 @@ export class JobChanges implements OnModuleDestroy {
    * job-take of `workerId`: until a job is queued on the endpoint (one taker per new job), `ms`
    * pass, or the process drains; resolves with the jobs a submission handed it (`handOff`), if any.
    */
-  waitForWork<T>(endpointId: string, workerId: string, ms: number, since?: number): Promise<T[] | undefined> {
-    if (since !== undefined && this.changedSince(since, workKey(endpointId), endpointKey(endpointId))) return Promise.resolve(undefined);
+  waitForWork<T>(
+    endpointId: string,
+    workerId: string,
+    ms: number,
+    since?: number,
+  ): Promise<T[] | undefined> {
+    if (
+      since !== undefined &&
+      this.changedSince(since, workKey(endpointId), endpointKey(endpointId))
+    )
+      return Promise.resolve(undefined);
     const held = this.heldOn(endpointId);
     return this.hold<T[]>(held.takes, ms, () => this.forgetIfEmpty(endpointId, held), workerId);
   }
@@ -273,7 +306,11 @@ export class JobChanges implements OnModuleDestroy {
     const waiter = held?.takes.values().next().value;
     if (!waiter?.workerId) return undefined;
     waiter.detach();
-    return { workerId: waiter.workerId, give: (jobs) => waiter.resolve(jobs), decline: () => waiter.resolve() };
+    return {
+      workerId: waiter.workerId,
+      give: (jobs) => waiter.resolve(jobs),
+      decline: () => waiter.resolve(),
+    };
   }
 
   /** How many job-takes wait on this replica for the endpoint's work (tests wait for a poll to be in place). */
@@ -283,7 +320,11 @@ export class JobChanges implements OnModuleDestroy {
 
   /** job-stop: until stops are written for the endpoint's workers, `ms` pass, or the process drains. */
   waitForStops(endpointId: string, ms: number, since?: number): Promise<void> {
-    if (since !== undefined && this.changedSince(since, stopsKey(endpointId), endpointKey(endpointId))) return Promise.resolve();
+    if (
+      since !== undefined &&
+      this.changedSince(since, stopsKey(endpointId), endpointKey(endpointId))
+    )
+      return Promise.resolve();
     const held = this.heldOn(endpointId);
     return this.hold<void>(held.stops, ms, () => this.forgetIfEmpty(endpointId, held));
   }
@@ -295,12 +336,21 @@ export class JobChanges implements OnModuleDestroy {
 
   private heldOn(endpointId: string): EndpointWaiters {
     let held = this.waiters.get(endpointId);
-    if (!held) this.waiters.set(endpointId, (held = { takes: new Set(), stops: new Set(), jobs: new Map() }));
+    if (!held)
+      this.waiters.set(
+        endpointId,
+        (held = { takes: new Set(), stops: new Set(), jobs: new Map() }),
+      );
     return held;
   }
 
   private forgetIfEmpty(endpointId: string, held: EndpointWaiters): void {
-    if (held.takes.size === 0 && held.stops.size === 0 && held.jobs.size === 0 && this.waiters.get(endpointId) === held) {
+    if (
+      held.takes.size === 0 &&
+      held.stops.size === 0 &&
+      held.jobs.size === 0 &&
+      this.waiters.get(endpointId) === held
+    ) {
       this.waiters.delete(endpointId);
     }
   }
@@ -309,7 +359,12 @@ export class JobChanges implements OnModuleDestroy {
    * Joins `set` until woken (resolving with what the wake-up carried), `ms` pass, or the process
    * drains; `left` tidies up once it left the set.
    */
-  private hold<T>(set: Set<Waiter>, ms: number, left: () => void, workerId?: string): Promise<T | undefined> {
+  private hold<T>(
+    set: Set<Waiter>,
+    ms: number,
+    left: () => void,
+    workerId?: string,
+  ): Promise<T | undefined> {
     if (this.stopping || ms <= 0) return Promise.resolve(undefined);
     return new Promise<T | undefined>((resolve) => {
       const waiter: Waiter = {

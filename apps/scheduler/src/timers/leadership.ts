@@ -17,18 +17,29 @@ export class Leadership {
   private leading = false;
   private checkedAt = 0;
 
-  constructor(private readonly leases: LeaseRepository, @Inject(LOGGER) private readonly logger: Logger) {}
+  constructor(
+    private readonly leases: LeaseRepository,
+    @Inject(LOGGER) private readonly logger: Logger,
+  ) {}
 
   /** True when this replica leads; renews the lease at most every `renewMs`. */
   async isLeader(ttlMs: number, renewMs: number): Promise<boolean> {
     const now = Date.now();
     if (now - this.checkedAt < renewMs) return this.leading;
     this.checkedAt = now;
-    const leading = await this.leases.acquire(LEASE, this.holder, new Date(now), ttlMs).catch((err: unknown) => {
-      this.logger.warn({ err: String(err) }, 'scheduler: could not renew the loop lease');
-      return false;
-    });
-    if (leading !== this.leading) this.logger.info({ holder: this.holder }, leading ? 'scheduler: this replica now runs the timers and the autoscaler' : 'scheduler: another replica runs the timers and the autoscaler');
+    const leading = await this.leases
+      .acquire(LEASE, this.holder, new Date(now), ttlMs)
+      .catch((err: unknown) => {
+        this.logger.warn({ err: String(err) }, 'scheduler: could not renew the loop lease');
+        return false;
+      });
+    if (leading !== this.leading)
+      this.logger.info(
+        { holder: this.holder },
+        leading
+          ? 'scheduler: this replica now runs the timers and the autoscaler'
+          : 'scheduler: another replica runs the timers and the autoscaler',
+      );
     this.leading = leading;
     return leading;
   }

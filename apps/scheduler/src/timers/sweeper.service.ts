@@ -1,4 +1,9 @@
-import { Inject, Injectable, type OnApplicationBootstrap, type OnModuleDestroy } from '@nestjs/common';
+import {
+  Inject,
+  Injectable,
+  type OnApplicationBootstrap,
+  type OnModuleDestroy,
+} from '@nestjs/common';
 import { LOGGER, type Logger } from '@runplane/platform';
 import { EndpointsRepository } from '../endpoints/endpoints.repository.js';
 import { JobsRepository, type ChangedJob } from '../jobs/jobs.repository.js';
@@ -63,11 +68,19 @@ export class Sweeper implements OnApplicationBootstrap, OnModuleDestroy {
   /** Applies every deadline that has passed by `now`. */
   async tick(now = new Date()): Promise<void> {
     try {
-      if (!(await this.leadership.isLeader(leaseTtl(this.settings), Math.min(1000, this.settings.sweepIntervalMs)))) return;
+      if (
+        !(await this.leadership.isLeader(
+          leaseTtl(this.settings),
+          Math.min(1000, this.settings.sweepIntervalMs),
+        ))
+      )
+        return;
       // Timeouts and TTL first, so a lost worker's jobs past their deadline end rather than requeue.
       await this.drain(() => this.jobs.timeOut(now), 'job timed out');
       await this.drain(() => this.jobs.expire(now), 'job ttl elapsed: deleted');
-      while ((await this.jobs.expireResults(now)) >= 1000) { /* next batch */ }
+      while ((await this.jobs.expireResults(now)) >= 1000) {
+        /* next batch */
+      }
       const lost = await this.workers.sweepSilent(now, this.settings.workerStartTimeoutMs);
       if (lost.length) await this.liveness.lost(lost, now);
       if (now.getTime() - this.lastCleanup >= CLEANUP_EVERY_MS) {
@@ -78,7 +91,8 @@ export class Sweeper implements OnApplicationBootstrap, OnModuleDestroy {
         await this.endpoints.forgetProcessedEvents(new Date(now.getTime() - 86_400_000));
       }
     } catch (err) {
-      if (!this.stopped) this.logger.warn({ err: String(err) }, 'scheduler: timer sweep failed; retrying next tick');
+      if (!this.stopped)
+        this.logger.warn({ err: String(err) }, 'scheduler: timer sweep failed; retrying next tick');
     }
   }
 
@@ -87,7 +101,10 @@ export class Sweeper implements OnApplicationBootstrap, OnModuleDestroy {
     for (;;) {
       const changed = await step();
       if (changed.length) {
-        this.logger.info({ jobs: changed.map((j) => j.id).slice(0, 20), count: changed.length }, message);
+        this.logger.info(
+          { jobs: changed.map((j) => j.id).slice(0, 20), count: changed.length },
+          message,
+        );
         this.changes.announce(changed, 'ended');
       }
       if (changed.length < 1000) return;

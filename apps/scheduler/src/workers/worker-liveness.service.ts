@@ -27,8 +27,17 @@ export class WorkerLiveness {
   async lost(workers: LostWorker[], now: Date): Promise<void> {
     for (const w of workers) {
       const requeued = await this.jobs.requeueFromWorker(w.endpointId, w.id, now);
-      this.logger.warn({ endpointId: w.endpointId, workerId: w.id, managed: w.managed, requeued: requeued.map((j) => j.id) }, 'worker is unhealthy; its jobs go back to the queue');
-      if (w.managed && w.diedYoung) await this.endpoints.recordStartFailure(w.endpointId, startBackoffMs, now);
+      this.logger.warn(
+        {
+          endpointId: w.endpointId,
+          workerId: w.id,
+          managed: w.managed,
+          requeued: requeued.map((j) => j.id),
+        },
+        'worker is unhealthy; its jobs go back to the queue',
+      );
+      if (w.managed && w.diedYoung)
+        await this.endpoints.recordStartFailure(w.endpointId, startBackoffMs, now);
       this.changes.changed(w.endpointId, ANY_JOB, { scaling: true });
     }
   }

@@ -1,15 +1,29 @@
 import { Inject, Injectable } from '@nestjs/common';
 import {
   JOB_LIMITS,
-  type Ack, type JobDoneRequest, type JobStreamRequest, type PingRequest, type ReleaseJobsRequest, type StopJobsRequest,
-  type StopJobsResponse, type TakeJobsRequest, type TakeJobsResponse, type WorkerExitedSignal, type WorkerJob,
+  type Ack,
+  type JobDoneRequest,
+  type JobStreamRequest,
+  type PingRequest,
+  type ReleaseJobsRequest,
+  type StopJobsRequest,
+  type StopJobsResponse,
+  type TakeJobsRequest,
+  type TakeJobsResponse,
+  type WorkerExitedSignal,
+  type WorkerJob,
 } from '@runplane/contracts';
 import { LOGGER, type Logger } from '@runplane/platform';
 import { EndpointsRepository, type EndpointRow } from '../endpoints/endpoints.repository.js';
 import { EndpointsService } from '../endpoints/endpoints.service.js';
 import { isGone } from '../jobs/job-view.js';
 import { jobNotFound } from '../jobs/jobs.service.js';
-import { JobsRepository, toOptionalJson, type ClaimedJob, type JobState } from '../jobs/jobs.repository.js';
+import {
+  JobsRepository,
+  toOptionalJson,
+  type ClaimedJob,
+  type JobState,
+} from '../jobs/jobs.repository.js';
 import { splitStreamOutput } from '../jobs/stream-chunks.js';
 import { SchedulerSettings } from '../settings.js';
 import { ANY_JOB, JobChanges } from '../shared/job-changes.js';
@@ -47,8 +61,16 @@ export class WorkerProtocolService {
       const mark = this.changes.mark();
       const seen = await this.seen(endpoint, request.workerId);
       const leaving = seen.state === 'stopping' || seen.stopRequested;
-      if (!leaving && !this.changes.knownIdle(endpoint.id, request.workerId, this.settings.longPollRecheckMs)) {
-        const rows = await this.jobs.claim(endpoint.id, request.workerId, request.batchSize, new Date());
+      if (
+        !leaving &&
+        !this.changes.knownIdle(endpoint.id, request.workerId, this.settings.longPollRecheckMs)
+      ) {
+        const rows = await this.jobs.claim(
+          endpoint.id,
+          request.workerId,
+          request.batchSize,
+          new Date(),
+        );
         if (rows.length) return { jobs: rows.map(toWorkerJob) };
         this.changes.claimedNothing(endpoint.id, request.workerId, mark);
       }
@@ -61,7 +83,12 @@ export class WorkerProtocolService {
         await this.changes.pause(wait);
         continue;
       }
-      const handed = await this.changes.waitForWork<ClaimedJob>(endpoint.id, request.workerId, wait, mark);
+      const handed = await this.changes.waitForWork<ClaimedJob>(
+        endpoint.id,
+        request.workerId,
+        wait,
+        mark,
+      );
       if (handed?.length) return { jobs: handed.map(toWorkerJob) };
     }
   }
@@ -69,7 +96,12 @@ export class WorkerProtocolService {
   /** Jobs queue-api could not deliver to the worker: back to the queue without counting a retry. */
   async release(request: ReleaseJobsRequest): Promise<Ack> {
     const endpoint = await this.endpoints.requireForWorker(request.endpointId, request.ownerId);
-    const released = await this.jobs.release(endpoint.id, request.workerId, request.jobIds, new Date());
+    const released = await this.jobs.release(
+      endpoint.id,
+      request.workerId,
+      request.jobIds,
+      new Date(),
+    );
     if (released) this.changes.changed(endpoint.id, ANY_JOB, { queued: released, scaling: true });
     return { ok: true };
   }
@@ -88,29 +120,64 @@ export class WorkerProtocolService {
     if (body.status !== 'IN_PROGRESS') {
       const failed = isError(body.error);
       const result = {
-        status: failed ? 'FAILED' as const : 'COMPLETED' as const,
+        status: failed ? ('FAILED' as const) : ('COMPLETED' as const),
         output: 'output' in body ? body.output : undefined,
         error: failed ? errorString(body.error) : undefined,
       };
       // Most results: a live job without webhook, held by this worker, finished in one statement.
-      const plain = await this.jobs.finishPlain(endpoint.id, request.workerId, request.jobId, result, now);
+      const plain = await this.jobs.finishPlain(
+        endpoint.id,
+        request.workerId,
+        request.jobId,
+        result,
+        now,
+      );
       if (plain) {
         await this.finished(endpoint, seen, plain);
       } else {
         const job = await this.requireJob(endpoint, request.jobId);
-        const finished = isGone(job, now) ? null : await this.jobs.finish(endpoint.id, request.workerId, job.id, {
-          ...result, output: 'output' in body ? toOptionalJson(body.output) : undefined,
-        }, now, job.mode === 'runsync' ? JOB_LIMITS.resultRetention.runsync : JOB_LIMITS.resultRetention.run, job.webhook !== null);
+        const finished = isGone(job, now)
+          ? null
+          : await this.jobs.finish(
+              endpoint.id,
+              request.workerId,
+              job.id,
+              {
+                ...result,
+                output: 'output' in body ? toOptionalJson(body.output) : undefined,
+              },
+              now,
+              job.mode === 'runsync'
+                ? JOB_LIMITS.resultRetention.runsync
+                : JOB_LIMITS.resultRetention.run,
+              job.webhook !== null,
+            );
         if (finished) {
           await this.workers.markBusy(endpoint.id, request.workerId, now);
           await this.finished(endpoint, seen, finished);
         } else {
-          this.logger.debug({ endpointId: endpoint.id, jobId: job.id, workerId: request.workerId, status: job.status }, 'job-done dropped: the job is not running on this worker');
+          this.logger.debug(
+            {
+              endpointId: endpoint.id,
+              jobId: job.id,
+              workerId: request.workerId,
+              status: job.status,
+            },
+            'job-done dropped: the job is not running on this worker',
+          );
         }
       }
     } else {
       const job = await this.requireJob(endpoint, request.jobId);
-      if (!isGone(job, now) && await this.jobs.progress(endpoint.id, request.workerId, job.id, toOptionalJson(body.output))) {
+      if (
+        !isGone(job, now) &&
+        (await this.jobs.progress(
+          endpoint.id,
+          request.workerId,
+          job.id,
+          toOptionalJson(body.output),
+        ))
+      ) {
         this.changes.changed(endpoint.id, job.id);
       }
     }
@@ -143,7 +210,15 @@ export class WorkerProtocolService {
     if (isGone(job, now)) return { ok: true };
     const body = request.body ?? {};
     const output = 'output' in body ? body.output : body;
-    if (await this.jobs.appendChunks(endpoint.id, request.workerId, job.id, splitStreamOutput(output), now)) {
+    if (
+      await this.jobs.appendChunks(
+        endpoint.id,
+        request.workerId,
+        job.id,
+        splitStreamOutput(output),
+        now,
+      )
+    ) {
       this.changes.changed(endpoint.id, job.id);
     }
     return { ok: true };
@@ -162,7 +237,10 @@ export class WorkerProtocolService {
     const endpoint = await this.endpoints.requireForWorker(request.endpointId, request.ownerId);
     const now = new Date();
     if (request.status === 'unhealthy') {
-      this.logger.warn({ endpointId: endpoint.id, workerId: request.workerId, reason: request.reason }, 'worker reports it is unhealthy');
+      this.logger.warn(
+        { endpointId: endpoint.id, workerId: request.workerId, reason: request.reason },
+        'worker reports it is unhealthy',
+      );
       this.touched.delete(key(endpoint.id, request.workerId));
       const lost = await this.workers.markUnhealthy(endpoint.id, request.workerId);
       if (lost) await this.liveness.lost([lost], now);
@@ -171,12 +249,27 @@ export class WorkerProtocolService {
     await this.seen(endpoint, request.workerId, true);
     const twoPingsAgo = new Date(now.getTime() - 2 * this.settings.pingIntervalMs);
     if (request.jobIds.length) {
-      if (await this.jobs.stopIfNotHeld(endpoint.id, request.workerId, request.jobIds, now, twoPingsAgo)) this.changes.changed(endpoint.id, ANY_JOB, { stops: true });
+      if (
+        await this.jobs.stopIfNotHeld(
+          endpoint.id,
+          request.workerId,
+          request.jobIds,
+          now,
+          twoPingsAgo,
+        )
+      )
+        this.changes.changed(endpoint.id, ANY_JOB, { stops: true });
     }
     if (request.reportsJobs) {
-      const lost = await this.jobs.requeueFromWorker(endpoint.id, request.workerId, now, { reported: request.jobIds, startedBefore: twoPingsAgo });
+      const lost = await this.jobs.requeueFromWorker(endpoint.id, request.workerId, now, {
+        reported: request.jobIds,
+        startedBefore: twoPingsAgo,
+      });
       if (lost.length) {
-        this.logger.warn({ endpointId: endpoint.id, workerId: request.workerId, requeued: lost.map((j) => j.id) }, 'jobs given to a worker never reached it; back to the queue');
+        this.logger.warn(
+          { endpointId: endpoint.id, workerId: request.workerId, requeued: lost.map((j) => j.id) },
+          'jobs given to a worker never reached it; back to the queue',
+        );
         this.changes.announce(lost, 'requeued');
       }
     }
@@ -194,12 +287,18 @@ export class WorkerProtocolService {
     this.touched.delete(key(signal.endpointId, signal.workerId));
     if (worker.stopRequested) {
       // It asked to go (stopPod): the autoscaler replaces it as any stop-requested worker; anything it still held is requeued.
-      if ((await this.jobs.requeueFromWorker(signal.endpointId, signal.workerId, new Date())).length) this.changes.changed(signal.endpointId, ANY_JOB, { scaling: true });
+      if (
+        (await this.jobs.requeueFromWorker(signal.endpointId, signal.workerId, new Date())).length
+      )
+        this.changes.changed(signal.endpointId, ANY_JOB, { scaling: true });
       return;
     }
     const lost = await this.workers.markUnhealthy(signal.endpointId, signal.workerId);
     if (!lost) return; // already stopping, stopped or lost (every replica gets the signal; one acts)
-    this.logger.warn({ endpointId: signal.endpointId, workerId: signal.workerId, exitCode: signal.exitCode }, 'worker process exited by itself');
+    this.logger.warn(
+      { endpointId: signal.endpointId, workerId: signal.workerId, exitCode: signal.exitCode },
+      'worker process exited by itself',
+    );
     await this.liveness.lost([lost], new Date());
   }
 
@@ -213,7 +312,11 @@ export class WorkerProtocolService {
       const jobsToStop = await this.jobs.deliverStops(endpoint.id, request.workerId, new Date());
       const left = deadline - Date.now();
       if (jobsToStop.length || left <= 0 || this.changes.stopping) return { jobsToStop };
-      await this.changes.waitForStops(endpoint.id, Math.min(left, this.settings.longPollRecheckMs), mark);
+      await this.changes.waitForStops(
+        endpoint.id,
+        Math.min(left, this.settings.longPollRecheckMs),
+        mark,
+      );
     }
   }
 
@@ -225,10 +328,18 @@ export class WorkerProtocolService {
     const k = key(endpoint.id, workerId);
     const cached = this.touched.get(k);
     const now = Date.now();
-    if (!always && cached && now - cached.at < Math.min(1000, this.settings.pingIntervalMs / 2)) return cached.seen;
-    const seen = await this.workers.touch({
-      endpointId: endpoint.id, id: workerId, ownerId: endpoint.ownerId, pingIntervalMs: this.settings.pingIntervalMs, version: endpoint.version,
-    }, new Date(now));
+    if (!always && cached && now - cached.at < Math.min(1000, this.settings.pingIntervalMs / 2))
+      return cached.seen;
+    const seen = await this.workers.touch(
+      {
+        endpointId: endpoint.id,
+        id: workerId,
+        ownerId: endpoint.ownerId,
+        pingIntervalMs: this.settings.pingIntervalMs,
+        version: endpoint.version,
+      },
+      new Date(now),
+    );
     if (this.touched.size > 10_000) this.touched.clear(); // bounded: it is only an optimisation
     this.touched.set(k, { at: now, seen });
     return seen;

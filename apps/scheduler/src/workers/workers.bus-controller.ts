@@ -2,8 +2,18 @@ import { Controller } from '@nestjs/common';
 import { Payload } from '@nestjs/microservices';
 import { OnRpc, OnSignal } from '@runplane/bus';
 import {
-  JobDoneRequest, JobStreamRequest, PingRequest, PodSignals, ReleaseJobsRequest, SchedulerRpc, SchedulerSignals, StopJobsRequest, TakeJobsRequest,
-  type JobChange, type JobChangedSignal, type WorkerExitedSignal,
+  JobDoneRequest,
+  JobStreamRequest,
+  PingRequest,
+  PodSignals,
+  ReleaseJobsRequest,
+  SchedulerRpc,
+  SchedulerSignals,
+  StopJobsRequest,
+  TakeJobsRequest,
+  type JobChange,
+  type JobChangedSignal,
+  type WorkerExitedSignal,
 } from '@runplane/contracts';
 import { JobChanges } from '../shared/job-changes.js';
 import { WorkerProtocolService } from './worker-protocol.service.js';
@@ -11,7 +21,10 @@ import { WorkerProtocolService } from './worker-protocol.service.js';
 /** The worker protocol as queue-api's worker routes relay it, and wake-ups from other replicas. */
 @Controller()
 export class WorkersBusController {
-  constructor(private readonly protocol: WorkerProtocolService, private readonly changes: JobChanges) {}
+  constructor(
+    private readonly protocol: WorkerProtocolService,
+    private readonly changes: JobChanges,
+  ) {}
 
   @OnRpc(SchedulerRpc.takeJobs)
   take(@Payload() request: TakeJobsRequest) {
@@ -46,7 +59,8 @@ export class WorkersBusController {
   /** pod-rest: a managed worker's process ended by itself (best effort: missed pings catch it too). */
   @OnSignal(PodSignals.workerExited)
   async workerExited(@Payload() signal: WorkerExitedSignal) {
-    if (signal && typeof signal.endpointId === 'string' && typeof signal.workerId === 'string') await this.protocol.exited(signal);
+    if (signal && typeof signal.endpointId === 'string' && typeof signal.workerId === 'string')
+      await this.protocol.exited(signal);
   }
 
   /** Another replica changed jobs: long polls here look again. */
@@ -57,13 +71,19 @@ export class WorkersBusController {
     const changes = raw.flatMap((c) => {
       const change = c as Partial<JobChange> | null;
       if (!change || typeof change.endpointId !== 'string') return [];
-      return [{
-        endpointId: change.endpointId,
-        jobId: typeof change.jobId === 'string' ? change.jobId : '*',
-        queued: Number.isSafeInteger(change.queued) ? change.queued : undefined,
-        stops: change.stops === true,
-      }];
+      return [
+        {
+          endpointId: change.endpointId,
+          jobId: typeof change.jobId === 'string' ? change.jobId : '*',
+          queued: Number.isSafeInteger(change.queued) ? change.queued : undefined,
+          stops: change.stops === true,
+        },
+      ];
     });
-    if (changes.length) this.changes.received({ origin: typeof signal.origin === 'string' ? signal.origin : undefined, changes });
+    if (changes.length)
+      this.changes.received({
+        origin: typeof signal.origin === 'string' ? signal.origin : undefined,
+        changes,
+      });
   }
 }

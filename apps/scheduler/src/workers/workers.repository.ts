@@ -12,7 +12,8 @@ export type WorkerRow = Worker;
  * its checks); `/health` counts it as unhealthy until the endpoint works again or a few minutes pass,
  * so a crash loop is visible.
  */
-export type WorkerState = 'initializing' | 'ready' | 'unhealthy' | 'stopping' | 'stopped' | 'failed';
+export type WorkerState =
+  'initializing' | 'ready' | 'unhealthy' | 'stopping' | 'stopped' | 'failed';
 const TOMBSTONES = ['stopped', 'failed'];
 
 export interface SeenWorker {
@@ -37,14 +38,23 @@ const ts = (d: Date) => d.toISOString();
 /** Data access of workers; the only code that knows the Worker table. */
 @Injectable()
 export class WorkersRepository {
-  constructor(private readonly db: PrismaClient, private readonly t: SchedulerTables) {}
+  constructor(
+    private readonly db: PrismaClient,
+    private readonly t: SchedulerTables,
+  ) {}
 
   /**
    * Records a call of the worker: creates an external worker on its first call, brings an
    * initializing or unhealthy worker back to ready, and refreshes `lastSeenAt`.
    */
-  async touch(w: { endpointId: string; id: string; ownerId: string; pingIntervalMs: number; version: number }, now: Date): Promise<SeenWorker> {
-    const [row] = await this.db.$queryRawUnsafe<Array<{ state: WorkerState; managed: boolean; stopRequested: boolean; firstSeen: boolean }>>(`
+  async touch(
+    w: { endpointId: string; id: string; ownerId: string; pingIntervalMs: number; version: number },
+    now: Date,
+  ): Promise<SeenWorker> {
+    const [row] = await this.db.$queryRawUnsafe<
+      Array<{ state: WorkerState; managed: boolean; stopRequested: boolean; firstSeen: boolean }>
+    >(
+      `
       WITH prev AS (SELECT "firstSeenAt" FROM ${this.t.worker} WHERE "endpointId" = $1 AND id = $2)
       INSERT INTO ${this.t.worker} (id, "endpointId", "ownerId", managed, state, "lastSeenAt", "firstSeenAt", "pingIntervalMs", version, "createdAt")
       VALUES ($2, $1, $3, false, 'ready', $4::timestamp(3), $4::timestamp(3), $5, $6, $4::timestamp(3))
@@ -53,7 +63,13 @@ export class WorkersRepository {
         "firstSeenAt" = COALESCE(${this.t.worker}."firstSeenAt", EXCLUDED."firstSeenAt"),
         state = CASE WHEN ${this.t.worker}.state IN ('initializing', 'unhealthy') THEN 'ready' ELSE ${this.t.worker}.state END
       RETURNING state, managed, "stopRequested", (SELECT count(*) FROM prev WHERE "firstSeenAt" IS NOT NULL) = 0 AS "firstSeen"`,
-      w.endpointId, w.id, w.ownerId, ts(now), w.pingIntervalMs, w.version);
+      w.endpointId,
+      w.id,
+      w.ownerId,
+      ts(now),
+      w.pingIntervalMs,
+      w.version,
+    );
     return row;
   }
 
@@ -79,16 +95,23 @@ export class WorkersRepository {
    * by itself and may come back under the same id, so nothing is recorded for it.
    */
   async requestStop(endpointId: string, id: string): Promise<void> {
-    await this.db.worker.updateMany({ where: { endpointId, id, managed: true }, data: { stopRequested: true } });
+    await this.db.worker.updateMany({
+      where: { endpointId, id, managed: true },
+      data: { stopRequested: true },
+    });
   }
 
   /** The worker said it is about to exit (failed fitness check) or stopped answering. */
   async markUnhealthy(endpointId: string, id: string): Promise<LostWorker | null> {
-    const [row] = await this.db.$queryRawUnsafe<LostWorker[]>(`
+    const [row] = await this.db.$queryRawUnsafe<LostWorker[]>(
+      `
       UPDATE ${this.t.worker} SET state = 'unhealthy'
       WHERE "endpointId" = $1 AND id = $2 AND state IN ('initializing', 'ready')
       RETURNING "endpointId", id, managed,
-        ("firstSeenAt" IS NULL OR "lastSeenAt" - "firstSeenAt" < interval '1 minute') AS "diedYoung"`, endpointId, id);
+        ("firstSeenAt" IS NULL OR "lastSeenAt" - "firstSeenAt" < interval '1 minute') AS "diedYoung"`,
+      endpointId,
+      id,
+    );
     return row ?? null;
   }
 
@@ -97,17 +120,26 @@ export class WorkersRepository {
    * start timeout, turn unhealthy.
    */
   sweepSilent(now: Date, startTimeoutMs: number): Promise<LostWorker[]> {
-    return this.db.$queryRawUnsafe<LostWorker[]>(`
+    return this.db.$queryRawUnsafe<LostWorker[]>(
+      `
       UPDATE ${this.t.worker} SET state = 'unhealthy'
       WHERE (state = 'ready' AND "lastSeenAt" + 3 * "pingIntervalMs" * interval '1 millisecond' <= $1::timestamp(3))
          OR (state = 'initializing' AND "createdAt" + $2 * interval '1 millisecond' <= $1::timestamp(3))
       RETURNING "endpointId", id, managed,
-        ("firstSeenAt" IS NULL OR "lastSeenAt" - "firstSeenAt" < interval '1 minute') AS "diedYoung"`, ts(now), startTimeoutMs);
+        ("firstSeenAt" IS NULL OR "lastSeenAt" - "firstSeenAt" < interval '1 minute') AS "diedYoung"`,
+      ts(now),
+      startTimeoutMs,
+    );
   }
 
   /** A managed worker about to be started (the row first, so no other tick starts it twice). */
-  async createManaged(w: { endpointId: string; id: string; ownerId: string; pingIntervalMs: number; version: number }, now: Date): Promise<void> {
-    await this.db.worker.create({ data: { ...w, managed: true, state: 'initializing', createdAt: now } });
+  async createManaged(
+    w: { endpointId: string; id: string; ownerId: string; pingIntervalMs: number; version: number },
+    now: Date,
+  ): Promise<void> {
+    await this.db.worker.create({
+      data: { ...w, managed: true, state: 'initializing', createdAt: now },
+    });
   }
 
   async setPod(endpointId: string, id: string, podId: string): Promise<void> {
@@ -119,21 +151,30 @@ export class WorkersRepository {
    * statement, so a job taken meanwhile keeps it alive).
    */
   async markStopping(endpointId: string, id: string, onlyIfIdle: boolean): Promise<boolean> {
-    const n = await this.db.$executeRawUnsafe(`
+    const n = await this.db.$executeRawUnsafe(
+      `
       UPDATE ${this.t.worker} w SET state = 'stopping'
       WHERE w."endpointId" = $1 AND w.id = $2 AND w.state <> 'stopping'
         ${onlyIfIdle ? `AND NOT EXISTS (SELECT 1 FROM ${this.t.job} j WHERE j."endpointId" = w."endpointId" AND j."workerId" = w.id AND j.status = 'IN_PROGRESS' AND j."deletedAt" IS NULL)` : ''}`,
-    endpointId, id);
+      endpointId,
+      id,
+    );
     return n > 0;
   }
 
   async markAllStopping(endpointId: string): Promise<void> {
-    await this.db.worker.updateMany({ where: { endpointId, state: { notIn: TOMBSTONES } }, data: { state: 'stopping' } });
+    await this.db.worker.updateMany({
+      where: { endpointId, state: { notIn: TOMBSTONES } },
+      data: { state: 'stopping' },
+    });
   }
 
   /** A managed worker whose stop was sent: a tombstone until its process is silent (see WorkerState). */
   async markStopped(endpointId: string, id: string, failed = false): Promise<void> {
-    await this.db.worker.updateMany({ where: { endpointId, id }, data: { state: failed ? 'failed' : 'stopped', stopRequested: true } });
+    await this.db.worker.updateMany({
+      where: { endpointId, id },
+      data: { state: failed ? 'failed' : 'stopped', stopRequested: true },
+    });
   }
 
   /** The endpoint works again (a managed worker finished a job): its failed workers are history. */
@@ -144,7 +185,12 @@ export class WorkersRepository {
   /** Tombstones of stopped workers whose process has not called for `afterMs`. */
   async forgetStopped(now: Date, afterMs: number): Promise<void> {
     const before = new Date(now.getTime() - afterMs);
-    await this.db.worker.deleteMany({ where: { state: { in: TOMBSTONES }, OR: [{ lastSeenAt: { lt: before } }, { lastSeenAt: null, createdAt: { lt: before } }] } });
+    await this.db.worker.deleteMany({
+      where: {
+        state: { in: TOMBSTONES },
+        OR: [{ lastSeenAt: { lt: before } }, { lastSeenAt: null, createdAt: { lt: before } }],
+      },
+    });
   }
 
   async delete(endpointId: string, id: string): Promise<void> {
@@ -153,6 +199,12 @@ export class WorkersRepository {
 
   /** External workers silent for long are forgotten (health stops listing them). */
   async forgetStaleExternal(now: Date, afterMs: number): Promise<void> {
-    await this.db.worker.deleteMany({ where: { managed: false, state: 'unhealthy', lastSeenAt: { lt: new Date(now.getTime() - afterMs) } } });
+    await this.db.worker.deleteMany({
+      where: {
+        managed: false,
+        state: 'unhealthy',
+        lastSeenAt: { lt: new Date(now.getTime() - afterMs) },
+      },
+    });
   }
 }

@@ -1,5 +1,11 @@
 import { Body, Controller, Delete, Get, HttpCode, Param, Post, Query } from '@nestjs/common';
-import { ApiNoContentResponse, ApiOkResponse, ApiOperation, ApiQuery, ApiTags } from '@nestjs/swagger';
+import {
+  ApiNoContentResponse,
+  ApiOkResponse,
+  ApiOperation,
+  ApiQuery,
+  ApiTags,
+} from '@nestjs/swagger';
 import { CurrentPrincipal, RequireAccess } from '@runplane/auth';
 import { CreateApiKeyDto, CreateUserDto, type Principal } from '@runplane/contracts';
 import { ApiError, ApiErrors, listOf, schemaRef } from '@runplane/platform';
@@ -31,9 +37,13 @@ export class ApiUsersController {
   @Post('apikeys')
   @ApiOperation({
     summary: 'Create an API key',
-    description: '`userId` defaults to the caller\'s user; only an admin may name another. A key is never wider than the caller\'s own; a `worker` key needs the `endpointId` whose worker routes it serves.',
+    description:
+      "`userId` defaults to the caller's user; only an admin may name another. A key is never wider than the caller's own; a `worker` key needs the `endpointId` whose worker routes it serves.",
   })
-  @ApiOkResponse({ description: 'The key, with its value `key` (shown only here).', schema: schemaRef('CreatedApiKey') })
+  @ApiOkResponse({
+    description: 'The key, with its value `key` (shown only here).',
+    schema: schemaRef('CreatedApiKey'),
+  })
   @ApiErrors(404)
   @HttpCode(200)
   createKey(@CurrentPrincipal() caller: Principal, @Body() body: CreateApiKeyDto) {
@@ -41,7 +51,10 @@ export class ApiUsersController {
   }
 
   @Get('apikeys')
-  @ApiOperation({ summary: 'List API keys (never their values)', description: 'The caller\'s user\'s keys; an admin may ask for another user\'s with `userId`.' })
+  @ApiOperation({
+    summary: 'List API keys (never their values)',
+    description: "The caller's user's keys; an admin may ask for another user's with `userId`.",
+  })
   @ApiQuery({ name: 'userId', required: false, schema: { type: 'string' } })
   @ApiOkResponse({ description: 'The keys.', schema: listOf('ApiKeyView') })
   listKeys(@CurrentPrincipal() caller: Principal, @Query('userId') userId?: string) {
@@ -49,12 +62,21 @@ export class ApiUsersController {
   }
 
   @Delete('apikeys/:keyId')
-  @ApiOperation({ summary: 'Revoke an API key', description: 'Effective within 5 s on every instance.' })
+  @ApiOperation({
+    summary: 'Revoke an API key',
+    description: 'Effective within 5 s on every instance.',
+  })
   @ApiNoContentResponse({ description: 'Revoked.' })
   @ApiErrors(404)
-  @ApiError(409, 'The key is the caller\'s own, or the bootstrap admin key (managed by RUNPLANE_API_KEY).')
+  @ApiError(
+    409,
+    "The key is the caller's own, or the bootstrap admin key (managed by RUNPLANE_API_KEY).",
+  )
   @HttpCode(204)
-  async revokeKey(@CurrentPrincipal() caller: Principal, @Param('keyId') keyId: string): Promise<void> {
+  async revokeKey(
+    @CurrentPrincipal() caller: Principal,
+    @Param('keyId') keyId: string,
+  ): Promise<void> {
     await this.users.revokeKey(caller, keyId);
   }
 }

@@ -2,8 +2,16 @@ import { Injectable } from '@nestjs/common';
 import { Bus } from '@runplane/bus';
 import { generateApiKey, hashApiKey } from '@runplane/auth';
 import {
-  RunplaneError, SchedulerRpc, SCOPE_RANK, VaultSignals,
-  type ApiKeyView, type CreateApiKeyDto, type CreatedApiKey, type CreateUserDto, type Principal, type User,
+  RunplaneError,
+  SchedulerRpc,
+  SCOPE_RANK,
+  VaultSignals,
+  type ApiKeyView,
+  type CreateApiKeyDto,
+  type CreatedApiKey,
+  type CreateUserDto,
+  type Principal,
+  type User,
 } from '@runplane/contracts';
 import { randomUUID } from 'node:crypto';
 import { ApiKeysRepository, BOOTSTRAP_KEY_ID } from './apikeys.repository.js';
@@ -17,7 +25,10 @@ const newId = (prefix: string) => `${prefix}_${randomUUID().replaceAll('-', '')}
  */
 @Injectable()
 export class ApiUsersService {
-  constructor(private readonly keys: ApiKeysRepository, private readonly bus: Bus) {}
+  constructor(
+    private readonly keys: ApiKeysRepository,
+    private readonly bus: Bus,
+  ) {}
 
   async createUser(dto: CreateUserDto): Promise<User> {
     return toUser(await this.keys.createUser({ id: newId('usr'), name: dto.name }));
@@ -31,20 +42,33 @@ export class ApiUsersService {
     const isAdmin = caller.scope === 'admin';
     const userId = dto.userId ?? caller.userId;
     // Another user's existence is not revealed to non-admins.
-    if (!isAdmin && userId !== caller.userId) throw RunplaneError.notFound(`user ${userId} not found`, 'USER_NOT_FOUND');
+    if (!isAdmin && userId !== caller.userId)
+      throw RunplaneError.notFound(`user ${userId} not found`, 'USER_NOT_FOUND');
     if (SCOPE_RANK[dto.scope] > SCOPE_RANK[caller.scope]) {
-      throw RunplaneError.unauthorized(`a key with scope ${caller.scope} cannot create a key with the wider scope ${dto.scope}`);
+      throw RunplaneError.unauthorized(
+        `a key with scope ${caller.scope} cannot create a key with the wider scope ${dto.scope}`,
+      );
     }
     if (dto.scope !== 'worker' && dto.endpointId !== undefined) {
-      throw RunplaneError.badRequest('endpointId is only for worker keys', [{ path: 'endpointId', message: 'only allowed with scope "worker"' }]);
+      throw RunplaneError.badRequest('endpointId is only for worker keys', [
+        { path: 'endpointId', message: 'only allowed with scope "worker"' },
+      ]);
     }
     if (dto.scope === 'worker') {
       // The endpoint must be one of that user's (404 otherwise, as for any foreign resource).
-      await this.bus.request(SchedulerRpc.getEndpoint, { ownerId: userId, endpointId: dto.endpointId! });
+      await this.bus.request(SchedulerRpc.getEndpoint, {
+        ownerId: userId,
+        endpointId: dto.endpointId!,
+      });
     }
     const key = generateApiKey();
     const row = await this.keys.createKey({
-      id: newId('key'), userId, name: dto.name, scope: dto.scope, endpointId: dto.endpointId ?? null, keyHash: hashApiKey(key),
+      id: newId('key'),
+      userId,
+      name: dto.name,
+      scope: dto.scope,
+      endpointId: dto.endpointId ?? null,
+      keyHash: hashApiKey(key),
     });
     if (!row) throw RunplaneError.notFound(`user ${userId} not found`, 'USER_NOT_FOUND');
     return { ...toKeyView(row), key };
@@ -57,11 +81,19 @@ export class ApiUsersService {
   }
 
   async revokeKey(caller: Principal, keyId: string): Promise<void> {
-    if (keyId === caller.keyId) throw RunplaneError.conflict('a key cannot revoke itself; use another key', 'KEY_IS_CALLER');
+    if (keyId === caller.keyId)
+      throw RunplaneError.conflict('a key cannot revoke itself; use another key', 'KEY_IS_CALLER');
     if (keyId === BOOTSTRAP_KEY_ID) {
-      throw RunplaneError.conflict('the bootstrap admin key is managed by RUNPLANE_API_KEY and cannot be revoked here', 'BOOTSTRAP_KEY');
+      throw RunplaneError.conflict(
+        'the bootstrap admin key is managed by RUNPLANE_API_KEY and cannot be revoked here',
+        'BOOTSTRAP_KEY',
+      );
     }
-    const keyHash = await this.keys.revokeKey(keyId, caller.scope === 'admin' ? undefined : caller.userId, new Date());
+    const keyHash = await this.keys.revokeKey(
+      keyId,
+      caller.scope === 'admin' ? undefined : caller.userId,
+      new Date(),
+    );
     if (!keyHash) throw RunplaneError.notFound(`API key ${keyId} not found`, 'API_KEY_NOT_FOUND');
     await this.bus.signal(VaultSignals.apiKeyRevoked, { keyHash });
   }
@@ -71,6 +103,20 @@ function toUser(row: { id: string; name: string; createdAt: Date }): User {
   return { id: row.id, name: row.name, createdAt: row.createdAt.toISOString() };
 }
 
-function toKeyView(row: { id: string; name: string; userId: string; scope: string; endpointId: string | null; createdAt: Date }): ApiKeyView {
-  return { id: row.id, name: row.name, userId: row.userId, scope: row.scope as ApiKeyView['scope'], endpointId: row.endpointId, createdAt: row.createdAt.toISOString() };
+function toKeyView(row: {
+  id: string;
+  name: string;
+  userId: string;
+  scope: string;
+  endpointId: string | null;
+  createdAt: Date;
+}): ApiKeyView {
+  return {
+    id: row.id,
+    name: row.name,
+    userId: row.userId,
+    scope: row.scope as ApiKeyView['scope'],
+    endpointId: row.endpointId,
+    createdAt: row.createdAt.toISOString(),
+  };
 }

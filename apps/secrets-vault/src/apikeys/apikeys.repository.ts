@@ -12,7 +12,12 @@ export class ApiKeysRepository {
   async principalFor(keyHash: string): Promise<Principal | null> {
     const key = await this.db.apiKey.findUnique({ where: { keyHash } });
     if (!key || key.revokedAt) return null;
-    return { userId: key.userId, keyId: key.id, scope: key.scope as ApiKeyScope, endpointId: key.endpointId };
+    return {
+      userId: key.userId,
+      keyId: key.id,
+      scope: key.scope as ApiKeyScope,
+      endpointId: key.endpointId,
+    };
   }
 
   createUser(user: { id: string; name: string }) {
@@ -24,7 +29,14 @@ export class ApiKeysRepository {
   }
 
   /** Stores a key by its hash; false when the user does not exist (any more). */
-  async createKey(key: { id: string; userId: string; name: string; scope: ApiKeyScope; endpointId: string | null; keyHash: string }) {
+  async createKey(key: {
+    id: string;
+    userId: string;
+    name: string;
+    scope: ApiKeyScope;
+    endpointId: string | null;
+    keyHash: string;
+  }) {
     try {
       return await this.db.apiKey.create({ data: key });
     } catch (err) {
@@ -38,15 +50,28 @@ export class ApiKeysRepository {
     return this.db.apiKey.findMany({
       where: { revokedAt: null, ...(userId ? { userId } : {}) },
       orderBy: [{ createdAt: 'asc' }, { id: 'asc' }],
-      select: { id: true, name: true, userId: true, scope: true, endpointId: true, createdAt: true },
+      select: {
+        id: true,
+        name: true,
+        userId: true,
+        scope: true,
+        endpointId: true,
+        createdAt: true,
+      },
     });
   }
 
   /** Revokes a live key (of `userId` when given); returns its hash for the cache signal, or null. */
   async revokeKey(id: string, userId: string | undefined, now: Date): Promise<string | null> {
-    const key = await this.db.apiKey.findFirst({ where: { id, revokedAt: null, ...(userId ? { userId } : {}) }, select: { keyHash: true } });
+    const key = await this.db.apiKey.findFirst({
+      where: { id, revokedAt: null, ...(userId ? { userId } : {}) },
+      select: { keyHash: true },
+    });
     if (!key) return null;
-    const { count } = await this.db.apiKey.updateMany({ where: { id, revokedAt: null }, data: { revokedAt: now } });
+    const { count } = await this.db.apiKey.updateMany({
+      where: { id, revokedAt: null },
+      data: { revokedAt: now },
+    });
     return count ? key.keyHash : null;
   }
 
@@ -55,9 +80,16 @@ export class ApiKeysRepository {
   }
 
   /** Stores a worker key (by hash) for one endpoint of the user; false when the user does not exist. */
-  async createWorkerKey(key: { id: string; userId: string; endpointId: string; keyHash: string }): Promise<boolean> {
+  async createWorkerKey(key: {
+    id: string;
+    userId: string;
+    endpointId: string;
+    keyHash: string;
+  }): Promise<boolean> {
     try {
-      await this.db.apiKey.create({ data: { ...key, name: `worker key for endpoint ${key.endpointId}`, scope: 'worker' } });
+      await this.db.apiKey.create({
+        data: { ...key, name: `worker key for endpoint ${key.endpointId}`, scope: 'worker' },
+      });
       return true;
     } catch (err) {
       // The user was removed between the caller's check and this insert: its foreign key fails.
@@ -67,14 +99,24 @@ export class ApiKeysRepository {
   }
 
   async ensureBootstrapUser(): Promise<void> {
-    await this.db.user.upsert({ where: { id: BOOTSTRAP_USER_ID }, create: { id: BOOTSTRAP_USER_ID, name: 'admin' }, update: {} });
+    await this.db.user.upsert({
+      where: { id: BOOTSTRAP_USER_ID },
+      create: { id: BOOTSTRAP_USER_ID, name: 'admin' },
+      update: {},
+    });
   }
 
   /** Sets the bootstrap admin key's hash (a changed RUNPLANE_API_KEY replaces the old key). */
   async setBootstrapKey(keyHash: string): Promise<void> {
     await this.db.apiKey.upsert({
       where: { id: BOOTSTRAP_KEY_ID },
-      create: { id: BOOTSTRAP_KEY_ID, userId: BOOTSTRAP_USER_ID, name: 'bootstrap admin key', keyHash, scope: 'admin' },
+      create: {
+        id: BOOTSTRAP_KEY_ID,
+        userId: BOOTSTRAP_USER_ID,
+        name: 'bootstrap admin key',
+        keyHash,
+        scope: 'admin',
+      },
       update: { keyHash, revokedAt: null },
     });
   }
@@ -83,7 +125,15 @@ export class ApiKeysRepository {
   async createBootstrapKeyIfNoAdmin(keyHash: string): Promise<boolean> {
     if (await this.db.apiKey.count({ where: { scope: 'admin', revokedAt: null } })) return false;
     const { count } = await this.db.apiKey.createMany({
-      data: [{ id: BOOTSTRAP_KEY_ID, userId: BOOTSTRAP_USER_ID, name: 'bootstrap admin key', keyHash, scope: 'admin' }],
+      data: [
+        {
+          id: BOOTSTRAP_KEY_ID,
+          userId: BOOTSTRAP_USER_ID,
+          name: 'bootstrap admin key',
+          keyHash,
+          scope: 'admin',
+        },
+      ],
       skipDuplicates: true,
     });
     return count === 1;

@@ -1,6 +1,11 @@
 import { Inject, Injectable, type OnApplicationBootstrap } from '@nestjs/common';
 import { generateApiKey, hashApiKey } from '@runplane/auth';
-import { RunplaneError, type MintWorkerKeyRequest, type MintWorkerKeyResponse, type VerifyApiKeyResponse } from '@runplane/contracts';
+import {
+  RunplaneError,
+  type MintWorkerKeyRequest,
+  type MintWorkerKeyResponse,
+  type VerifyApiKeyResponse,
+} from '@runplane/contracts';
 import { LOGGER, RunplaneConfig, type Logger } from '@runplane/platform';
 import { randomUUID } from 'node:crypto';
 import { ApiKeysRepository } from './apikeys.repository.js';
@@ -22,12 +27,23 @@ export class ApiKeysService implements OnApplicationBootstrap {
    * The key is returned once and only its hash is kept. Users are created by admin routes, so an
    * unknown user is a 404 rather than a user created on the fly.
    */
-  async mintWorkerKey({ userId, endpointId }: MintWorkerKeyRequest): Promise<MintWorkerKeyResponse> {
+  async mintWorkerKey({
+    userId,
+    endpointId,
+  }: MintWorkerKeyRequest): Promise<MintWorkerKeyResponse> {
     const unknownUser = () => RunplaneError.notFound(`user ${userId} not found`, 'USER_NOT_FOUND');
     if (!(await this.keys.userExists(userId))) throw unknownUser();
     const key = generateApiKey();
     const keyId = `key_${randomUUID().replaceAll('-', '')}`;
-    if (!(await this.keys.createWorkerKey({ id: keyId, userId, endpointId, keyHash: hashApiKey(key) }))) throw unknownUser();
+    if (
+      !(await this.keys.createWorkerKey({
+        id: keyId,
+        userId,
+        endpointId,
+        keyHash: hashApiKey(key),
+      }))
+    )
+      throw unknownUser();
     return { keyId, key };
   }
 
@@ -43,7 +59,9 @@ export class ApiKeysService implements OnApplicationBootstrap {
     }
     const key = generateApiKey();
     if (await this.keys.createBootstrapKeyIfNoAdmin(hashApiKey(key))) {
-      this.logger.warn('no RUNPLANE_API_KEY was set and no admin key existed: generated one (shown once on stdout)');
+      this.logger.warn(
+        'no RUNPLANE_API_KEY was set and no admin key existed: generated one (shown once on stdout)',
+      );
       process.stdout.write(`\n  Runplane admin API key (shown once, store it now): ${key}\n\n`);
     }
   }

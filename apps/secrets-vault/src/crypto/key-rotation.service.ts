@@ -33,7 +33,9 @@ export class KeyRotation implements OnApplicationBootstrap {
     let stuck = 0;
     const seen = new Set<string>();
     for (;;) {
-      const rows = (await store.findNotWrappedWith(this.keyring.currentKeyId, 100)).filter((r) => !seen.has(store.aadOf(r)));
+      const rows = (await store.findNotWrappedWith(this.keyring.currentKeyId, 100)).filter(
+        (r) => !seen.has(store.aadOf(r)),
+      );
       if (!rows.length) break;
       for (const row of rows) {
         seen.add(store.aadOf(row));
@@ -41,10 +43,17 @@ export class KeyRotation implements OnApplicationBootstrap {
         else if (await store.rewrap(row, this.keyring.rewrap(row, store.aadOf(row)))) moved++;
       }
     }
-    if (moved) this.logger.info({ rows: moved, keyId: this.keyring.currentKeyId }, `re-wrapped ${store.what} with the current master key`);
+    if (moved)
+      this.logger.info(
+        { rows: moved, keyId: this.keyring.currentKeyId },
+        `re-wrapped ${store.what} with the current master key`,
+      );
     if (stuck) {
-      this.logger.error({ rows: stuck }, `some ${store.what} are sealed with a master key that is not configured: they cannot be opened ` +
-        'until that key is given in RUNPLANE_MASTER_KEY_PREVIOUS');
+      this.logger.error(
+        { rows: stuck },
+        `some ${store.what} are sealed with a master key that is not configured: they cannot be opened ` +
+          'until that key is given in RUNPLANE_MASTER_KEY_PREVIOUS',
+      );
     }
   }
 }

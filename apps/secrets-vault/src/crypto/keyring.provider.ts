@@ -8,8 +8,14 @@ export const keyringProvider: Provider = {
   inject: [RunplaneConfig, LOGGER],
   useFactory: (config: RunplaneConfig, logger: Logger) => {
     const keyring = MasterKeyring.fromEnvironment(environmentOf(config), config.RUNPLANE_DATA_DIR);
-    logger.info({ keyId: keyring.currentKeyId, source: keyring.source, file: keyring.location }, 'secrets-vault master key loaded');
-    if (keyring.source === 'ephemeral') logger.warn('secrets-vault uses a master key kept in memory only: secrets do not survive a restart');
+    logger.info(
+      { keyId: keyring.currentKeyId, source: keyring.source, file: keyring.location },
+      'secrets-vault master key loaded',
+    );
+    if (keyring.source === 'ephemeral')
+      logger.warn(
+        'secrets-vault uses a master key kept in memory only: secrets do not survive a restart',
+      );
     return keyring;
   },
 };

@@ -25,7 +25,8 @@ interface MasterKey {
 }
 
 /** Where the key came from, for one informative log line (never the key). */
-export type MasterKeySource = 'RUNPLANE_MASTER_KEY' | 'RUNPLANE_MASTER_KEY_FILE' | 'data-dir' | 'ephemeral';
+export type MasterKeySource =
+  'RUNPLANE_MASTER_KEY' | 'RUNPLANE_MASTER_KEY_FILE' | 'data-dir' | 'ephemeral';
 
 /**
  * The vault's master keys and envelope encryption (AES-256-GCM throughout): every value gets its
@@ -36,7 +37,12 @@ export type MasterKeySource = 'RUNPLANE_MASTER_KEY' | 'RUNPLANE_MASTER_KEY_FILE'
 export class MasterKeyring {
   private readonly byId: ReadonlyMap<string, MasterKey>;
 
-  constructor(private readonly current: MasterKey, previous: MasterKey[] = [], readonly source: MasterKeySource = 'ephemeral', readonly location?: string) {
+  constructor(
+    private readonly current: MasterKey,
+    previous: MasterKey[] = [],
+    readonly source: MasterKeySource = 'ephemeral',
+    readonly location?: string,
+  ) {
     this.byId = new Map([...previous, current].map((k) => [k.id, k]));
   }
 
@@ -76,7 +82,10 @@ export class MasterKeyring {
   rewrap(sealed: SealedValue, aad: string): Pick<SealedValue, 'wrappedKey' | 'keyId'> {
     const dataKey = this.unwrap(sealed, aad);
     try {
-      return { wrappedKey: encrypt(this.current.key, dataKey, wrapAad(this.current.id, aad)), keyId: this.current.id };
+      return {
+        wrappedKey: encrypt(this.current.key, dataKey, wrapAad(this.current.id, aad)),
+        keyId: this.current.id,
+      };
     } finally {
       dataKey.fill(0);
     }
@@ -85,8 +94,10 @@ export class MasterKeyring {
   private unwrap(sealed: SealedValue, aad: string): Buffer {
     const master = this.byId.get(sealed.keyId);
     if (!master) {
-      throw new MasterKeyError(`a secret is sealed with master key ${sealed.keyId}, which is not configured ` +
-        '(set it in RUNPLANE_MASTER_KEY_PREVIOUS after a rotation)');
+      throw new MasterKeyError(
+        `a secret is sealed with master key ${sealed.keyId}, which is not configured ` +
+          '(set it in RUNPLANE_MASTER_KEY_PREVIOUS after a rotation)',
+      );
     }
     return decrypt(master.key, sealed.wrappedKey, wrapAad(sealed.keyId, aad));
   }
@@ -99,11 +110,19 @@ export class MasterKeyring {
    * or only in memory for `RUNPLANE_DATA_DIR=memory`.
    */
   static fromEnvironment(env: NodeJS.ProcessEnv, dataDir: string): MasterKeyring {
-    const previous = (env.RUNPLANE_MASTER_KEY_PREVIOUS ?? '').split(',').map((s) => s.trim()).filter(Boolean)
+    const previous = (env.RUNPLANE_MASTER_KEY_PREVIOUS ?? '')
+      .split(',')
+      .map((s) => s.trim())
+      .filter(Boolean)
       .map((text, i) => masterKey(text, `RUNPLANE_MASTER_KEY_PREVIOUS (item ${i + 1})`));
     if (env.RUNPLANE_MASTER_KEY?.trim()) {
-      if (env.RUNPLANE_MASTER_KEY_FILE?.trim()) throw new MasterKeyError('set RUNPLANE_MASTER_KEY or RUNPLANE_MASTER_KEY_FILE, not both');
-      return new MasterKeyring(masterKey(env.RUNPLANE_MASTER_KEY, 'RUNPLANE_MASTER_KEY'), previous, 'RUNPLANE_MASTER_KEY');
+      if (env.RUNPLANE_MASTER_KEY_FILE?.trim())
+        throw new MasterKeyError('set RUNPLANE_MASTER_KEY or RUNPLANE_MASTER_KEY_FILE, not both');
+      return new MasterKeyring(
+        masterKey(env.RUNPLANE_MASTER_KEY, 'RUNPLANE_MASTER_KEY'),
+        previous,
+        'RUNPLANE_MASTER_KEY',
+      );
     }
     const file = env.RUNPLANE_MASTER_KEY_FILE?.trim();
     if (file) {
@@ -111,17 +130,31 @@ export class MasterKeyring {
       try {
         text = readFileSync(file, 'utf8');
       } catch (err) {
-        throw new MasterKeyError(`RUNPLANE_MASTER_KEY_FILE: cannot read ${file}: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}`);
+        throw new MasterKeyError(
+          `RUNPLANE_MASTER_KEY_FILE: cannot read ${file}: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}`,
+        );
       }
-      return new MasterKeyring(masterKey(text, `RUNPLANE_MASTER_KEY_FILE (${file})`), previous, 'RUNPLANE_MASTER_KEY_FILE', file);
+      return new MasterKeyring(
+        masterKey(text, `RUNPLANE_MASTER_KEY_FILE (${file})`),
+        previous,
+        'RUNPLANE_MASTER_KEY_FILE',
+        file,
+      );
     }
     if (env.NODE_ENV === 'production') {
-      throw new MasterKeyError('secrets-vault needs a master key in production: set RUNPLANE_MASTER_KEY or RUNPLANE_MASTER_KEY_FILE ' +
-        '(32 random bytes as base64 or hex, e.g. `openssl rand -base64 32`); see docs/configuration.md');
+      throw new MasterKeyError(
+        'secrets-vault needs a master key in production: set RUNPLANE_MASTER_KEY or RUNPLANE_MASTER_KEY_FILE ' +
+          '(32 random bytes as base64 or hex, e.g. `openssl rand -base64 32`); see docs/configuration.md',
+      );
     }
     if (dataDir === 'memory') return new MasterKeyring(newMasterKey(), previous, 'ephemeral');
     const keyFile = path.resolve(dataDir, 'master.key');
-    return new MasterKeyring(masterKey(readOrCreateKeyFile(keyFile), keyFile), previous, 'data-dir', keyFile);
+    return new MasterKeyring(
+      masterKey(readOrCreateKeyFile(keyFile), keyFile),
+      previous,
+      'data-dir',
+      keyFile,
+    );
   }
 }
 
@@ -133,9 +166,15 @@ export function masterKeyId(key: Buffer): string {
 /** 32 bytes from base64 (standard or url) or hex text. */
 export function parseMasterKey(text: string, what: string): Buffer {
   const t = text.trim();
-  const key = /^[0-9a-fA-F]{64}$/.test(t) ? Buffer.from(t, 'hex') : /^[A-Za-z0-9+/_-]{43}=?$/.test(t) ? Buffer.from(t, 'base64') : null;
+  const key = /^[0-9a-fA-F]{64}$/.test(t)
+    ? Buffer.from(t, 'hex')
+    : /^[A-Za-z0-9+/_-]{43}=?$/.test(t)
+      ? Buffer.from(t, 'base64')
+      : null;
   if (!key || key.length !== KEY_BYTES) {
-    throw new MasterKeyError(`${what} must be 32 random bytes as base64 (44 characters) or hex (64 characters), e.g. \`openssl rand -base64 32\``);
+    throw new MasterKeyError(
+      `${what} must be 32 random bytes as base64 (44 characters) or hex (64 characters), e.g. \`openssl rand -base64 32\``,
+    );
   }
   return key;
 }
@@ -154,9 +193,15 @@ function newMasterKey(): MasterKey {
 function readOrCreateKeyFile(file: string): string {
   mkdirSync(path.dirname(file), { recursive: true });
   try {
-    writeFileSync(file, `${randomBytes(KEY_BYTES).toString('base64')}\n`, { mode: 0o600, flag: 'wx' });
+    writeFileSync(file, `${randomBytes(KEY_BYTES).toString('base64')}\n`, {
+      mode: 0o600,
+      flag: 'wx',
+    });
   } catch (err) {
-    if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw new MasterKeyError(`cannot create the master key file ${file}: ${(err as Error).message}`);
+    if ((err as NodeJS.ErrnoException).code !== 'EEXIST')
+      throw new MasterKeyError(
+        `cannot create the master key file ${file}: ${(err as Error).message}`,
+      );
   }
   if ((statSync(file).mode & 0o077) !== 0) chmodSync(file, 0o600);
   return readFileSync(file, 'utf8');

@@ -1,7 +1,13 @@
 import { Controller } from '@nestjs/common';
 import { Payload } from '@nestjs/microservices';
 import { OnRpc } from '@runplane/bus';
-import { CreateSecretRequest, OwnedRequest, ResolveSecretsRequest, SecretScopedRequest, VaultRpc } from '@runplane/contracts';
+import {
+  CreateSecretRequest,
+  OwnedRequest,
+  ResolveSecretsRequest,
+  SecretScopedRequest,
+  VaultRpc,
+} from '@runplane/contracts';
 import { SecretsService } from './secrets.service.js';
 
 /** Secrets as template-graphql (GraphQL secretCreate/secretDelete/myself.secrets) and pod-rest (worker start) ask for them. */

@@ -7,14 +7,17 @@ export type { SecretRow };
 export const NAME_TAKEN = 'name-taken' as const;
 export const NO_SUCH_USER = 'no-such-user' as const;
 
-const knownError = (err: unknown, code: string) => err instanceof Prisma.PrismaClientKnownRequestError && err.code === code;
+const knownError = (err: unknown, code: string) =>
+  err instanceof Prisma.PrismaClientKnownRequestError && err.code === code;
 
 /** Data access of secrets; the only code that knows the table (which holds ciphertext only). */
 @Injectable()
 export class SecretsRepository implements SealedStore<SecretRow> {
   constructor(private readonly db: PrismaClient) {}
 
-  async create(row: Omit<SecretRow, 'createdAt' | 'updatedAt'>): Promise<SecretRow | typeof NAME_TAKEN | typeof NO_SUCH_USER> {
+  async create(
+    row: Omit<SecretRow, 'createdAt' | 'updatedAt'>,
+  ): Promise<SecretRow | typeof NAME_TAKEN | typeof NO_SUCH_USER> {
     try {
       return await this.db.secret.create({ data: row });
     } catch (err) {
@@ -25,7 +28,10 @@ export class SecretsRepository implements SealedStore<SecretRow> {
   }
 
   listOwned(ownerId: string): Promise<SecretRow[]> {
-    return this.db.secret.findMany({ where: { ownerId }, orderBy: [{ createdAt: 'asc' }, { id: 'asc' }] });
+    return this.db.secret.findMany({
+      where: { ownerId },
+      orderBy: [{ createdAt: 'asc' }, { id: 'asc' }],
+    });
   }
 
   findByNames(ownerId: string, names: string[]): Promise<SecretRow[]> {
@@ -40,12 +46,19 @@ export class SecretsRepository implements SealedStore<SecretRow> {
 
   /** Rows sealed with another master key than `currentKeyId` (after a rotation), a batch at a time. */
   findNotWrappedWith(currentKeyId: string, take: number): Promise<SecretRow[]> {
-    return this.db.secret.findMany({ where: { keyId: { not: currentKeyId } }, take, orderBy: { id: 'asc' } });
+    return this.db.secret.findMany({
+      where: { keyId: { not: currentKeyId } },
+      take,
+      orderBy: { id: 'asc' },
+    });
   }
 
   /** Swaps the wrapped data key, only if nobody re-wrapped the row meanwhile (replicas may race). */
   async rewrap(row: SecretRow, to: Pick<SecretRow, 'wrappedKey' | 'keyId'>): Promise<boolean> {
-    const { count } = await this.db.secret.updateMany({ where: { id: row.id, keyId: row.keyId }, data: to });
+    const { count } = await this.db.secret.updateMany({
+      where: { id: row.id, keyId: row.keyId },
+      data: to,
+    });
     return count === 1;
   }
 
@@ -57,4 +70,5 @@ export class SecretsRepository implements SealedStore<SecretRow> {
 }
 
 /** Binds a secret's ciphertext to its row and owner: moved elsewhere it no longer opens. */
-export const secretAad = (row: Pick<SecretRow, 'id' | 'ownerId'>) => `secret:${row.id}:${row.ownerId}`;
+export const secretAad = (row: Pick<SecretRow, 'id' | 'ownerId'>) =>
+  `secret:${row.id}:${row.ownerId}`;

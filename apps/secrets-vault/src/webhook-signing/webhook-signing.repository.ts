@@ -22,11 +22,21 @@ export class WebhookSigningRepository implements SealedStore<SigningSecretRow> {
   readonly what = 'webhook signing secrets';
 
   findNotWrappedWith(currentKeyId: string, take: number): Promise<SigningSecretRow[]> {
-    return this.db.webhookSigningSecret.findMany({ where: { keyId: { not: currentKeyId } }, take, orderBy: { userId: 'asc' } });
+    return this.db.webhookSigningSecret.findMany({
+      where: { keyId: { not: currentKeyId } },
+      take,
+      orderBy: { userId: 'asc' },
+    });
   }
 
-  async rewrap(row: SigningSecretRow, to: Pick<SigningSecretRow, 'wrappedKey' | 'keyId'>): Promise<boolean> {
-    const { count } = await this.db.webhookSigningSecret.updateMany({ where: { userId: row.userId, keyId: row.keyId }, data: to });
+  async rewrap(
+    row: SigningSecretRow,
+    to: Pick<SigningSecretRow, 'wrappedKey' | 'keyId'>,
+  ): Promise<boolean> {
+    const { count } = await this.db.webhookSigningSecret.updateMany({
+      where: { userId: row.userId, keyId: row.keyId },
+      data: to,
+    });
     return count === 1;
   }
 

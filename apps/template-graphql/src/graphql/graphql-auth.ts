@@ -25,20 +25,36 @@ function unauthorized(message: string, code: 'UNAUTHENTICATED' | 'FORBIDDEN'): G
  * Apollo's context function: `Authorization: Bearer <key>` (or the bare key) or `?api_key=<key>`
  * (reference §5.1). Failing here answers before anything is parsed or run.
  */
-export async function authenticate(verifier: ApiKeyVerifier, request: RequestLike): Promise<GraphqlContext> {
+export async function authenticate(
+  verifier: ApiKeyVerifier,
+  request: RequestLike,
+): Promise<GraphqlContext> {
   const header = request.headers.authorization;
   const query = (request.query ?? {}) as Record<string, unknown>;
   const queryKey = Array.isArray(query.api_key) ? query.api_key[0] : query.api_key;
-  const key = extractApiKey(Array.isArray(header) ? header[0] : header, typeof queryKey === 'string' ? queryKey : undefined);
-  if (!key) throw unauthorized('missing API key: add ?api_key=<key> to the URL or send "Authorization: Bearer <key>"', 'UNAUTHENTICATED');
+  const key = extractApiKey(
+    Array.isArray(header) ? header[0] : header,
+    typeof queryKey === 'string' ? queryKey : undefined,
+  );
+  if (!key)
+    throw unauthorized(
+      'missing API key: add ?api_key=<key> to the URL or send "Authorization: Bearer <key>"',
+      'UNAUTHENTICATED',
+    );
   let principal: Principal | null;
   try {
     principal = await verifier.verify(key);
   } catch {
-    throw new GraphQLError('API keys cannot be checked right now; try again', { extensions: { code: 'SERVICE_UNAVAILABLE', http: { status: 503 } } });
+    throw new GraphQLError('API keys cannot be checked right now; try again', {
+      extensions: { code: 'SERVICE_UNAVAILABLE', http: { status: 503 } },
+    });
   }
   if (!principal) throw unauthorized('invalid API key', 'UNAUTHENTICATED');
-  if (!isAllowed(principal, 'read')) throw unauthorized(`this API key (scope ${principal.scope}) may not use the GraphQL API`, 'FORBIDDEN');
+  if (!isAllowed(principal, 'read'))
+    throw unauthorized(
+      `this API key (scope ${principal.scope}) may not use the GraphQL API`,
+      'FORBIDDEN',
+    );
   return { principal };
 }
 
@@ -48,7 +64,10 @@ export const writeAccessPlugin: ApolloServerPlugin<GraphqlContext> = {
     return {
       async didResolveOperation({ operation, contextValue }) {
         if (operation?.operation === 'mutation' && !isAllowed(contextValue.principal, 'write')) {
-          throw unauthorized(`this API key (scope ${contextValue.principal.scope}) may not run mutations`, 'FORBIDDEN');
+          throw unauthorized(
+            `this API key (scope ${contextValue.principal.scope}) may not run mutations`,
+            'FORBIDDEN',
+          );
         }
       },
     };

@@ -4,7 +4,13 @@ import { RunplaneError, type GraphqlErrorCode } from '@runplane/contracts';
 import type { Logger } from '@runplane/platform';
 
 const CODES: Record<number, GraphqlErrorCode | 'SERVICE_UNAVAILABLE'> = {
-  400: 'BAD_USER_INPUT', 401: 'UNAUTHENTICATED', 403: 'FORBIDDEN', 404: 'NOT_FOUND', 409: 'CONFLICT', 503: 'SERVICE_UNAVAILABLE', 504: 'SERVICE_UNAVAILABLE',
+  400: 'BAD_USER_INPUT',
+  401: 'UNAUTHENTICATED',
+  403: 'FORBIDDEN',
+  404: 'NOT_FOUND',
+  409: 'CONFLICT',
+  503: 'SERVICE_UNAVAILABLE',
+  504: 'SERVICE_UNAVAILABLE',
 };
 
 /**
@@ -21,13 +27,23 @@ export function formatGraphqlError(logger: Logger) {
       if (code) {
         const extensions: Record<string, unknown> = { code, reason: original.code };
         if (original.details?.length) extensions.details = original.details;
-        return { message: original.message, locations: formatted.locations, path: formatted.path, extensions };
+        return {
+          message: original.message,
+          locations: formatted.locations,
+          path: formatted.path,
+          extensions,
+        };
       }
     }
     if (formatted.path && !(original instanceof RunplaneError && original.status < 500)) {
       // A resolver failed for a reason the caller cannot fix.
       logger.error({ err: original, path: formatted.path }, 'GraphQL resolver failed');
-      return { message: 'internal server error', locations: formatted.locations, path: formatted.path, extensions: { code: 'INTERNAL_SERVER_ERROR' } };
+      return {
+        message: 'internal server error',
+        locations: formatted.locations,
+        path: formatted.path,
+        extensions: { code: 'INTERNAL_SERVER_ERROR' },
+      };
     }
     return formatted;
   };

@@ -22,19 +22,30 @@ export class PortConfig {
   @Field(() => String, { description: '"http" or "tcp"' }) name!: string;
 }
 
-@ObjectType('PodTemplate', { description: 'A template: what a Pod or serverless worker runs. The same template as REST /v1/templates.' })
+@ObjectType('PodTemplate', {
+  description:
+    'A template: what a Pod or serverless worker runs. The same template as REST /v1/templates.',
+})
 export class PodTemplate {
   @Field(() => String) id!: string;
   @Field(() => String) name!: string;
   @Field(() => String) imageName!: string;
-  @Field(() => String, { description: 'The start command as one string (REST dockerStartCmd, shell-quoted); "" uses the image\'s CMD.' })
+  @Field(() => String, {
+    description:
+      'The start command as one string (REST dockerStartCmd, shell-quoted); "" uses the image\'s CMD.',
+  })
   dockerArgs!: string;
   @Field(() => Int) containerDiskInGb!: number;
   @Field(() => Int) volumeInGb!: number;
   @Field(() => String) volumeMountPath!: string;
-  @Field(() => String, { description: 'Comma-separated "<port>/<http|tcp>" items, e.g. "8888/http,22/tcp".' }) ports!: string;
+  @Field(() => String, {
+    description: 'Comma-separated "<port>/<http|tcp>" items, e.g. "8888/http,22/tcp".',
+  })
+  ports!: string;
   @Field(() => [PortConfig]) portsConfig!: PortConfig[];
-  @Field(() => [EnvironmentVariable], { description: 'Values may reference secrets as {{ RUNPOD_SECRET_<name> }}; shown as written.' })
+  @Field(() => [EnvironmentVariable], {
+    description: 'Values may reference secrets as {{ RUNPOD_SECRET_<name> }}; shown as written.',
+  })
   env!: EnvironmentVariable[];
   @Field(() => String) readme!: string;
   @Field(() => Boolean) isServerless!: boolean;
@@ -44,33 +55,53 @@ export class PodTemplate {
   @Field(() => String, { nullable: true }) containerRegistryAuthId!: string | null;
   @Field(() => Float) earned!: number;
   @Field(() => Int) runtimeInMin!: number;
-  @Field(() => Boolean, { description: 'Accepted for compatibility; Runplane starts no Jupyter server.' }) startJupyter!: boolean;
-  @Field(() => Boolean, { description: 'Accepted for compatibility; Runplane starts no SSH server.' }) startSsh!: boolean;
+  @Field(() => Boolean, {
+    description: 'Accepted for compatibility; Runplane starts no Jupyter server.',
+  })
+  startJupyter!: boolean;
+  @Field(() => Boolean, {
+    description: 'Accepted for compatibility; Runplane starts no SSH server.',
+  })
+  startSsh!: boolean;
 }
 
-@InputType('SaveTemplateInput', { description: 'Without `id` creates a template, with `id` modifies it. Required: name, imageName, containerDiskInGb, volumeInGb.' })
+@InputType('SaveTemplateInput', {
+  description:
+    'Without `id` creates a template, with `id` modifies it. Required: name, imageName, containerDiskInGb, volumeInGb.',
+})
 export class SaveTemplateInput {
   @Field(() => String, { nullable: true }) id?: string | null;
   @Field(() => String, { nullable: true }) name?: string | null;
   @Field(() => String, { nullable: true }) imageName?: string | null;
   @Field(() => Int, { nullable: true }) containerDiskInGb?: number | null;
-  @Field(() => Int, { nullable: true, description: '0 for a serverless template.' }) volumeInGb?: number | null;
+  @Field(() => Int, { nullable: true, description: '0 for a serverless template.' }) volumeInGb?:
+    number | null;
   @Field(() => String, { nullable: true }) volumeMountPath?: string | null;
   @Field(() => String, { nullable: true }) dockerArgs?: string | null;
   @Field(() => String, { nullable: true }) ports?: string | null;
-  @Field(() => [EnvironmentVariableInput], { nullable: 'itemsAndList' }) env?: Array<EnvironmentVariableInput | null> | null;
+  @Field(() => [EnvironmentVariableInput], { nullable: 'itemsAndList' })
+  env?: Array<EnvironmentVariableInput | null> | null;
   @Field(() => String, { nullable: true }) readme?: string | null;
   @Field(() => Boolean, { nullable: true }) isServerless?: boolean | null;
   @Field(() => Boolean, { nullable: true }) isPublic?: boolean | null;
-  @Field(() => String, { nullable: true, description: 'Saved registry credentials for a private image; "" for none.' }) containerRegistryAuthId?: string | null;
-  @Field(() => String, { nullable: true, description: 'NVIDIA, AMD or CPU (create only).' }) category?: string | null;
+  @Field(() => String, {
+    nullable: true,
+    description: 'Saved registry credentials for a private image; "" for none.',
+  })
+  containerRegistryAuthId?: string | null;
+  @Field(() => String, { nullable: true, description: 'NVIDIA, AMD or CPU (create only).' })
+  category?: string | null;
   @Field(() => Boolean, { nullable: true }) startJupyter?: boolean | null;
   @Field(() => Boolean, { nullable: true }) startSsh?: boolean | null;
 }
 
 @InputType('PodTemplateInput')
 export class PodTemplateInput {
-  @Field(() => Boolean, { nullable: true, description: 'true: official templates (Runplane has none); false or absent: yours.' }) isRunpod?: boolean | null;
+  @Field(() => Boolean, {
+    nullable: true,
+    description: 'true: official templates (Runplane has none); false or absent: yours.',
+  })
+  isRunpod?: boolean | null;
 }
 
 @ObjectType('Secret', { description: 'A secret; its value is never returned.' })

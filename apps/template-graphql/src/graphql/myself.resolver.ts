@@ -8,7 +8,10 @@ import { toPodTemplate } from './template-shape.js';
 /** `myself { podTemplates {...} secrets {...} }`: what official and third-party clients list (reference §5.5). */
 @Resolver(() => Myself)
 export class MyselfResolver {
-  constructor(private readonly templates: TemplatesService, private readonly vault: SecretsClient) {}
+  constructor(
+    private readonly templates: TemplatesService,
+    private readonly vault: SecretsClient,
+  ) {}
 
   @Query(() => Myself)
   myself(@Context() { principal }: GraphqlContext): Myself {

@@ -15,11 +15,22 @@ export class SecretsResolver {
   @Mutation(() => Secret, { nullable: true })
   async secretCreate(
     @Context() { principal }: GraphqlContext,
-    @Args('input', { type: () => SecretCreateInput, nullable: true }) input?: SecretCreateInput | null,
+    @Args('input', { type: () => SecretCreateInput, nullable: true })
+    input?: SecretCreateInput | null,
   ): Promise<Secret> {
-    const dto = plainToInstance(SecretCreateDto, { name: input?.name ?? undefined, value: input?.value ?? undefined, description: input?.description ?? undefined });
-    const problems = flattenValidationErrors(validateSync(dto, { validationError: { target: false, value: false }, stopAtFirstError: true }));
-    if (problems.length) throw RunplaneError.badRequest(problems.map((p) => p.message).join('; '), problems);
+    const dto = plainToInstance(SecretCreateDto, {
+      name: input?.name ?? undefined,
+      value: input?.value ?? undefined,
+      description: input?.description ?? undefined,
+    });
+    const problems = flattenValidationErrors(
+      validateSync(dto, {
+        validationError: { target: false, value: false },
+        stopAtFirstError: true,
+      }),
+    );
+    if (problems.length)
+      throw RunplaneError.badRequest(problems.map((p) => p.message).join('; '), problems);
     return this.secrets.create(principal.userId, dto);
   }
 
@@ -29,7 +40,8 @@ export class SecretsResolver {
     @Context() { principal }: GraphqlContext,
     @Args('id', { type: () => ID, nullable: true }) id?: string | null,
   ): Promise<null> {
-    if (!id) throw RunplaneError.badRequest('id is required', [{ path: 'id', message: 'id is required' }]);
+    if (!id)
+      throw RunplaneError.badRequest('id is required', [{ path: 'id', message: 'id is required' }]);
     await this.secrets.delete(principal.userId, id);
     return null;
   }

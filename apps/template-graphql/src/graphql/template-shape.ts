@@ -1,6 +1,9 @@
 import {
-  RunplaneError, TemplateCreateDto, TemplateUpdateDto,
-  type ErrorDetail, type Template,
+  RunplaneError,
+  TemplateCreateDto,
+  TemplateUpdateDto,
+  type ErrorDetail,
+  type Template,
 } from '@runplane/contracts';
 import { flattenValidationErrors } from '@runplane/platform';
 import { plainToInstance } from 'class-transformer';
@@ -49,31 +52,56 @@ const REQUIRED = ['name', 'imageName', 'containerDiskInGb', 'volumeInGb'] as con
 const PORT = /^\d{1,5}\/(http|tcp)$/;
 
 /** REST-shape fields of a saveTemplate input: checked, converted, and validated like a REST body. */
-export function fromSaveTemplateInput(input: SaveTemplateInput | null | undefined, mode: 'create' | 'modify'): TemplateCreateDto {
+export function fromSaveTemplateInput(
+  input: SaveTemplateInput | null | undefined,
+  mode: 'create' | 'modify',
+): TemplateCreateDto {
   const problems: ErrorDetail[] = [];
   const i = input ?? {};
   for (const field of REQUIRED) {
-    if (i[field] === undefined || i[field] === null) problems.push({ path: field, message: `${field} is required` });
+    if (i[field] === undefined || i[field] === null)
+      problems.push({ path: field, message: `${field} is required` });
   }
   const out: Record<string, unknown> = {};
-  for (const field of ['name', 'imageName', 'containerDiskInGb', 'volumeInGb', 'volumeMountPath', 'readme', 'isServerless', 'isPublic', 'category'] as const) {
+  for (const field of [
+    'name',
+    'imageName',
+    'containerDiskInGb',
+    'volumeInGb',
+    'volumeMountPath',
+    'readme',
+    'isServerless',
+    'isPublic',
+    'category',
+  ] as const) {
     if (i[field] !== undefined && i[field] !== null) out[field] = i[field];
   }
   if (i.containerRegistryAuthId !== undefined && i.containerRegistryAuthId !== null) {
     // Python's client sends "" for "no credentials".
-    out.containerRegistryAuthId = i.containerRegistryAuthId === '' ? null : i.containerRegistryAuthId;
+    out.containerRegistryAuthId =
+      i.containerRegistryAuthId === '' ? null : i.containerRegistryAuthId;
   }
   if (i.dockerArgs !== undefined && i.dockerArgs !== null) {
     try {
       out.dockerStartCmd = shellSplit(i.dockerArgs);
     } catch (err) {
-      problems.push({ path: 'dockerArgs', message: `dockerArgs cannot be split into arguments: ${(err as Error).message}` });
+      problems.push({
+        path: 'dockerArgs',
+        message: `dockerArgs cannot be split into arguments: ${(err as Error).message}`,
+      });
     }
   }
   if (i.ports !== undefined && i.ports !== null) {
-    const ports = i.ports.split(',').map((p) => p.trim()).filter(Boolean);
+    const ports = i.ports
+      .split(',')
+      .map((p) => p.trim())
+      .filter(Boolean);
     const bad = ports.filter((p) => !PORT.test(p));
-    if (bad.length) problems.push({ path: 'ports', message: `ports must be comma-separated "<port>/http" or "<port>/tcp" items; not ${bad.map((b) => JSON.stringify(b)).join(', ')}` });
+    if (bad.length)
+      problems.push({
+        path: 'ports',
+        message: `ports must be comma-separated "<port>/http" or "<port>/tcp" items; not ${bad.map((b) => JSON.stringify(b)).join(', ')}`,
+      });
     out.ports = ports;
   }
   if (i.env !== undefined && i.env !== null) {
@@ -84,19 +112,37 @@ export function fromSaveTemplateInput(input: SaveTemplateInput | null | undefine
 
   // The REST DTOs' own rules (name length, sizes, mount path, category...), with their messages.
   const dto = plainToInstance(mode === 'create' ? TemplateCreateDto : TemplateUpdateDto, out);
-  const errors = validateSync(dto, { forbidUnknownValues: false, validationError: { target: false, value: false } });
-  if (errors.length) throw invalid(flattenValidationErrors(errors).map((d) => ({ ...d, path: d.path === 'dockerStartCmd' ? 'dockerArgs' : d.path })));
+  const errors = validateSync(dto, {
+    forbidUnknownValues: false,
+    validationError: { target: false, value: false },
+  });
+  if (errors.length)
+    throw invalid(
+      flattenValidationErrors(errors).map((d) => ({
+        ...d,
+        path: d.path === 'dockerStartCmd' ? 'dockerArgs' : d.path,
+      })),
+    );
   return dto as TemplateCreateDto;
 }
 
-function envMap(list: Array<EnvironmentVariableInput | null>, problems: ErrorDetail[]): Record<string, string> | null {
+function envMap(
+  list: Array<EnvironmentVariableInput | null>,
+  problems: ErrorDetail[],
+): Record<string, string> | null {
   const env: Record<string, string> = {};
   list.forEach((item, n) => {
     const path = `env.${n}`;
     if (!item || typeof item.key !== 'string' || !item.key || item.key.includes('=')) {
-      problems.push({ path: `${path}.key`, message: `${path}.key must be a non-empty name without "="` });
+      problems.push({
+        path: `${path}.key`,
+        message: `${path}.key must be a non-empty name without "="`,
+      });
     } else if (typeof item.value !== 'string') {
-      problems.push({ path: `${path}.value`, message: `${path}.value (${item.key}) must be a string` });
+      problems.push({
+        path: `${path}.value`,
+        message: `${path}.value (${item.key}) must be a string`,
+      });
     } else if (Object.hasOwn(env, item.key)) {
       problems.push({ path: `${path}.key`, message: `env lists "${item.key}" twice` });
     } else {
@@ -107,5 +153,11 @@ function envMap(list: Array<EnvironmentVariableInput | null>, problems: ErrorDet
 }
 
 function invalid(details: ErrorDetail[]): RunplaneError {
-  return RunplaneError.badRequest(details.map((d) => d.message).slice(0, 3).join('; '), details);
+  return RunplaneError.badRequest(
+    details
+      .map((d) => d.message)
+      .slice(0, 3)
+      .join('; '),
+    details,
+  );
 }

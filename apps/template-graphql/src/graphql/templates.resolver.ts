@@ -5,7 +5,8 @@ import type { GraphqlContext } from './graphql-auth.js';
 import { PodTemplate, PodTemplateInput, SaveTemplateInput } from './graphql.types.js';
 import { fromSaveTemplateInput, toPodTemplate } from './template-shape.js';
 
-const required = (name: string) => RunplaneError.badRequest(`${name} is required`, [{ path: name, message: `${name} is required` }]);
+const required = (name: string) =>
+  RunplaneError.badRequest(`${name} is required`, [{ path: name, message: `${name} is required` }]);
 
 /** saveTemplate, deleteTemplate, podTemplate, podTemplates (spec "GraphQL operations", reference §5.2-§5.5). */
 @Resolver(() => PodTemplate)
@@ -16,15 +17,25 @@ export class TemplatesResolver {
   @Mutation(() => PodTemplate, { nullable: true })
   async saveTemplate(
     @Context() { principal }: GraphqlContext,
-    @Args('input', { type: () => SaveTemplateInput, nullable: true }) input?: SaveTemplateInput | null,
+    @Args('input', { type: () => SaveTemplateInput, nullable: true })
+    input?: SaveTemplateInput | null,
   ): Promise<PodTemplate> {
     const owner = principal.userId;
-    if (!input?.id) return toPodTemplate(await this.templates.create(owner, fromSaveTemplateInput(input, 'create')));
+    if (!input?.id)
+      return toPodTemplate(
+        await this.templates.create(owner, fromSaveTemplateInput(input, 'create')),
+      );
     const current = await this.templates.getOwned(owner, input.id);
     const fields = fromSaveTemplateInput(input, 'modify');
-    if (input.isServerless !== undefined && input.isServerless !== null && input.isServerless !== current.isServerless) {
-      throw RunplaneError.badRequest(`isServerless cannot change (template "${current.name}" is ${current.isServerless ? '' : 'not '}serverless): create a new template instead`,
-        [{ path: 'isServerless', message: 'cannot change' }]);
+    if (
+      input.isServerless !== undefined &&
+      input.isServerless !== null &&
+      input.isServerless !== current.isServerless
+    ) {
+      throw RunplaneError.badRequest(
+        `isServerless cannot change (template "${current.name}" is ${current.isServerless ? '' : 'not '}serverless): create a new template instead`,
+        [{ path: 'isServerless', message: 'cannot change' }],
+      );
     }
     return toPodTemplate(await this.templates.update(owner, input.id, fields));
   }
@@ -40,7 +51,10 @@ export class TemplatesResolver {
     return null;
   }
 
-  @Query(() => PodTemplate, { nullable: true, description: 'One of your templates, or a public one.' })
+  @Query(() => PodTemplate, {
+    nullable: true,
+    description: 'One of your templates, or a public one.',
+  })
   async podTemplate(
     @Context() { principal }: GraphqlContext,
     @Args('id', { type: () => String, nullable: true }) id?: string | null,
@@ -49,10 +63,13 @@ export class TemplatesResolver {
     return toPodTemplate(await this.templates.get(principal.userId, id));
   }
 
-  @Query(() => [PodTemplate], { description: 'Your templates (isRunpod: true lists official ones, of which Runplane has none).' })
+  @Query(() => [PodTemplate], {
+    description: 'Your templates (isRunpod: true lists official ones, of which Runplane has none).',
+  })
   async podTemplates(
     @Context() { principal }: GraphqlContext,
-    @Args('input', { type: () => PodTemplateInput, nullable: true }) input?: PodTemplateInput | null,
+    @Args('input', { type: () => PodTemplateInput, nullable: true })
+    input?: PodTemplateInput | null,
   ): Promise<PodTemplate[]> {
     if (input?.isRunpod) return [];
     return (await this.templates.list(principal.userId)).map(toPodTemplate);

@@ -1,7 +1,13 @@
 import { Controller } from '@nestjs/common';
 import { Payload } from '@nestjs/microservices';
 import { OnRpc } from '@runplane/bus';
-import { CreateTemplateRequest, ListTemplatesRequest, TemplateRpc, TemplateScopedRequest, UpdateTemplateRequest } from '@runplane/contracts';
+import {
+  CreateTemplateRequest,
+  ListTemplatesRequest,
+  TemplateRpc,
+  TemplateScopedRequest,
+  UpdateTemplateRequest,
+} from '@runplane/contracts';
 import { TemplatesService } from './templates.service.js';
 
 /** Template operations as other services (pod-rest's /v1/templates, the scheduler) call them. */

@@ -4,15 +4,29 @@ import { PrismaClient, Prisma, type Template } from '../generated/prisma/client.
 
 export type TemplateRow = Template;
 export type NewTemplate = Omit<Prisma.TemplateCreateInput, 'createdAt' | 'updatedAt'>;
-export type TemplateChanges = Pick<Prisma.TemplateUpdateInput,
-  'name' | 'imageName' | 'containerDiskInGb' | 'containerRegistryAuthId' | 'dockerEntrypoint' | 'dockerStartCmd'
-  | 'env' | 'isPublic' | 'ports' | 'readme' | 'volumeInGb' | 'volumeMountPath'>;
+export type TemplateChanges = Pick<
+  Prisma.TemplateUpdateInput,
+  | 'name'
+  | 'imageName'
+  | 'containerDiskInGb'
+  | 'containerRegistryAuthId'
+  | 'dockerEntrypoint'
+  | 'dockerStartCmd'
+  | 'env'
+  | 'isPublic'
+  | 'ports'
+  | 'readme'
+  | 'volumeInGb'
+  | 'volumeMountPath'
+>;
 
 /** The owner already has a template with this name (unique per owner). */
 export const NAME_TAKEN = 'name-taken' as const;
 
-const isUniqueViolation = (err: unknown) => err instanceof Prisma.PrismaClientKnownRequestError && err.code === 'P2002';
-const isNotFound = (err: unknown) => err instanceof Prisma.PrismaClientKnownRequestError && err.code === 'P2025';
+const isUniqueViolation = (err: unknown) =>
+  err instanceof Prisma.PrismaClientKnownRequestError && err.code === 'P2002';
+const isNotFound = (err: unknown) =>
+  err instanceof Prisma.PrismaClientKnownRequestError && err.code === 'P2025';
 
 /** Data access of templates; the only place that knows the table. */
 @Injectable()
@@ -30,7 +44,9 @@ export class TemplatesRepository {
 
   /** The owner's templates, plus every public one when asked; oldest first. */
   listVisible(ownerId: string, includePublic: boolean): Promise<TemplateRow[]> {
-    const where: Prisma.TemplateWhereInput = includePublic ? { OR: [{ ownerId }, { isPublic: true }] } : { ownerId };
+    const where: Prisma.TemplateWhereInput = includePublic
+      ? { OR: [{ ownerId }, { isPublic: true }] }
+      : { ownerId };
     return this.db.template.findMany({ where, orderBy: [{ createdAt: 'asc' }, { id: 'asc' }] });
   }
 
@@ -53,11 +69,18 @@ export class TemplatesRepository {
    * Applies the changes and records `event` in one transaction, so the event exists exactly when
    * the change does. Null when the template is not the owner's (or no longer exists).
    */
-  async updateOwned(ownerId: string, id: string, changes: TemplateChanges, event: NewOutboxRow): Promise<TemplateRow | null | typeof NAME_TAKEN> {
+  async updateOwned(
+    ownerId: string,
+    id: string,
+    changes: TemplateChanges,
+    event: NewOutboxRow,
+  ): Promise<TemplateRow | null | typeof NAME_TAKEN> {
     try {
       const [row] = await this.db.$transaction([
         this.db.template.update({ where: { id, ownerId }, data: changes }),
-        this.db.outboxEvent.create({ data: { ...event, payload: event.payload as Prisma.InputJsonValue } }),
+        this.db.outboxEvent.create({
+          data: { ...event, payload: event.payload as Prisma.InputJsonValue },
+        }),
       ]);
       return row;
     } catch (err) {

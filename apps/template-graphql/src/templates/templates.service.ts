@@ -1,13 +1,27 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { Bus } from '@runplane/bus';
 import { LOGGER, type Logger } from '@runplane/platform';
-import { RunplaneError, SchedulerRpc, TemplateEvents, type Ack, type Template, type TemplateCreateDto, type TemplateUpdateDto, type TemplateUpdatedEvent } from '@runplane/contracts';
+import {
+  RunplaneError,
+  SchedulerRpc,
+  TemplateEvents,
+  type Ack,
+  type Template,
+  type TemplateCreateDto,
+  type TemplateUpdateDto,
+  type TemplateUpdatedEvent,
+} from '@runplane/contracts';
 import { isDeepStrictEqual } from 'node:util';
 import { OutboxRelay } from '@runplane/database';
 import { newTemplateId } from './template-ids.js';
 import { TemplateUsage } from './template-usage.js';
 import { toTemplate } from './template-view.js';
-import { NAME_TAKEN, TemplatesRepository, type TemplateChanges, type TemplateRow } from './templates.repository.js';
+import {
+  NAME_TAKEN,
+  TemplatesRepository,
+  type TemplateChanges,
+  type TemplateRow,
+} from './templates.repository.js';
 
 /**
  * Defaults of RunPod's TemplateCreateInput (reference §4.3), which are also the "defaults" of the
@@ -29,18 +43,35 @@ export const TEMPLATE_DEFAULTS = {
 };
 
 /** Fields an update may change (TemplateUpdateInput); anything else in the body is ignored. */
-const UPDATABLE = ['name', 'imageName', 'containerDiskInGb', 'containerRegistryAuthId', 'dockerEntrypoint', 'dockerStartCmd',
-  'env', 'isPublic', 'ports', 'readme', 'volumeInGb', 'volumeMountPath'] as const satisfies ReadonlyArray<keyof TemplateUpdateDto>;
+const UPDATABLE = [
+  'name',
+  'imageName',
+  'containerDiskInGb',
+  'containerRegistryAuthId',
+  'dockerEntrypoint',
+  'dockerStartCmd',
+  'env',
+  'isPublic',
+  'ports',
+  'readme',
+  'volumeInGb',
+  'volumeMountPath',
+] as const satisfies ReadonlyArray<keyof TemplateUpdateDto>;
 
 // `null` counts as "not given" (validation lets it through as optional), except for the one
 // nullable field, where it removes the registry credentials.
-const given = <T>(value: T | null | undefined, fallback: T): T => (value === undefined || value === null ? fallback : value);
+const given = <T>(value: T | null | undefined, fallback: T): T =>
+  value === undefined || value === null ? fallback : value;
 
-const notFound = (id: string) => RunplaneError.notFound(`template ${id} not found`, 'TEMPLATE_NOT_FOUND');
-const noVolumeForServerless = (volumeInGb: number) => RunplaneError.badRequest(
-  `a serverless template has no volume: volumeInGb must be 0 (got ${volumeInGb}); workers keep data on their container disk or a network volume`,
-  [{ path: 'volumeInGb', message: 'must be 0 for a serverless template' }]);
-const nameTaken = (name: string) => RunplaneError.conflict(`a template named "${name}" already exists`, 'TEMPLATE_NAME_TAKEN');
+const notFound = (id: string) =>
+  RunplaneError.notFound(`template ${id} not found`, 'TEMPLATE_NOT_FOUND');
+const noVolumeForServerless = (volumeInGb: number) =>
+  RunplaneError.badRequest(
+    `a serverless template has no volume: volumeInGb must be 0 (got ${volumeInGb}); workers keep data on their container disk or a network volume`,
+    [{ path: 'volumeInGb', message: 'must be 0 for a serverless template' }],
+  );
+const nameTaken = (name: string) =>
+  RunplaneError.conflict(`a template named "${name}" already exists`, 'TEMPLATE_NAME_TAKEN');
 
 /** Templates: what a worker or Pod runs. Readable by their owner (and by anyone when public), changed only by the owner. */
 @Injectable()
@@ -113,8 +144,12 @@ export class TemplatesService {
     if (!current) throw notFound(id);
     const changes = changedFields(current, input);
     if (!Object.keys(changes).length) return toTemplate(current);
-    if (current.isServerless && typeof changes.volumeInGb === 'number' && changes.volumeInGb > 0) throw noVolumeForServerless(changes.volumeInGb);
-    const event = OutboxRelay.entry<TemplateUpdatedEvent>(TemplateEvents.updated, { templateId: id, ownerId });
+    if (current.isServerless && typeof changes.volumeInGb === 'number' && changes.volumeInGb > 0)
+      throw noVolumeForServerless(changes.volumeInGb);
+    const event = OutboxRelay.entry<TemplateUpdatedEvent>(TemplateEvents.updated, {
+      templateId: id,
+      ownerId,
+    });
     const row = await this.templates.updateOwned(ownerId, id, changes, event);
     if (row === NAME_TAKEN) throw nameTaken(String(changes.name));
     if (!row) throw notFound(id); // deleted meanwhile
@@ -122,8 +157,18 @@ export class TemplatesService {
     // the release directly (once per event id), so the caller's next read of an endpoint already
     // shows its new version; if it does not answer in time, the event does it a little later.
     await this.relay.publishNow(event);
-    await this.bus.request(SchedulerRpc.releaseTemplate, { templateId: id, eventId: event.id }, { timeoutMs: 5000 })
-      .catch((err: unknown) => this.logger.warn({ templateId: id, err: String(err) }, 'rolling release not confirmed by the scheduler; the template.updated event will apply it'));
+    await this.bus
+      .request(
+        SchedulerRpc.releaseTemplate,
+        { templateId: id, eventId: event.id },
+        { timeoutMs: 5000 },
+      )
+      .catch((err: unknown) =>
+        this.logger.warn(
+          { templateId: id, err: String(err) },
+          'rolling release not confirmed by the scheduler; the template.updated event will apply it',
+        ),
+      );
     return toTemplate(row);
   }
 

@@ -1,6 +1,10 @@
 import { Injectable } from '@nestjs/common';
 import { DatabaseTargets } from '@runplane/database';
-import { PrismaClient, type WebhookAttempt, type WebhookDelivery } from '../generated/prisma/client.js';
+import {
+  PrismaClient,
+  type WebhookAttempt,
+  type WebhookDelivery,
+} from '../generated/prisma/client.js';
 
 export type DeliveryRow = WebhookDelivery;
 export type DeliveryWithAttempts = WebhookDelivery & { attempts: WebhookAttempt[] };
@@ -36,13 +40,19 @@ const ts = (d: Date) => d.toISOString();
 export class DeliveriesRepository {
   private readonly table: string;
 
-  constructor(private readonly db: PrismaClient, targets: DatabaseTargets) {
+  constructor(
+    private readonly db: PrismaClient,
+    targets: DatabaseTargets,
+  ) {
     this.table = `"${targets.targetFor('webhook-sender').schema.replace(/"/g, '""')}"."WebhookDelivery"`;
   }
 
   /** Creates the delivery of an event; the same event again (a redelivery) creates nothing. True when created. */
   async create(delivery: NewDelivery, now: Date): Promise<boolean> {
-    const { count } = await this.db.webhookDelivery.createMany({ data: [{ ...delivery, nextAttemptAt: now, createdAt: now }], skipDuplicates: true });
+    const { count } = await this.db.webhookDelivery.createMany({
+      data: [{ ...delivery, nextAttemptAt: now, createdAt: now }],
+      skipDuplicates: true,
+    });
     return count > 0;
   }
 
@@ -51,26 +61,47 @@ export class DeliveriesRepository {
    * per receiving host. Candidates are chosen first, then claimed by a statement that re-checks
    * that they are still due and free, so a replica racing for the same rows gets each once.
    */
-  async claimDue(limit: number, now: Date, leaseUntil: Date, busyHosts: Record<string, number>, perHost: number): Promise<DeliveryRow[]> {
+  async claimDue(
+    limit: number,
+    now: Date,
+    leaseUntil: Date,
+    busyHosts: Record<string, number>,
+    perHost: number,
+  ): Promise<DeliveryRow[]> {
     const due = `status = 'pending' AND "nextAttemptAt" <= $1::timestamp(3) AND ("claimedUntil" IS NULL OR "claimedUntil" < $1::timestamp(3))`;
-    const candidates = await this.db.$queryRawUnsafe<Array<{ id: string }>>(`
+    const candidates = await this.db.$queryRawUnsafe<Array<{ id: string }>>(
+      `
       SELECT id FROM (
         SELECT id, host, "nextAttemptAt", row_number() OVER (PARTITION BY host ORDER BY "nextAttemptAt", id) AS rank
         FROM ${this.table} WHERE ${due}
       ) c
       WHERE rank <= $3::int - COALESCE(($4::jsonb ->> host)::int, 0)
-      ORDER BY "nextAttemptAt", id LIMIT $2`, ts(now), limit, perHost, JSON.stringify(busyHosts));
+      ORDER BY "nextAttemptAt", id LIMIT $2`,
+      ts(now),
+      limit,
+      perHost,
+      JSON.stringify(busyHosts),
+    );
     if (!candidates.length) return [];
     const ids = candidates.map((c) => c.id);
-    return this.db.$queryRawUnsafe<DeliveryRow[]>(`
+    return this.db.$queryRawUnsafe<DeliveryRow[]>(
+      `
       UPDATE ${this.table} SET "claimedUntil" = $2::timestamp(3)
       WHERE id = ANY($3::text[]) AND ${due}
-      RETURNING *`, ts(now), ts(leaseUntil), ids);
+      RETURNING *`,
+      ts(now),
+      ts(leaseUntil),
+      ids,
+    );
   }
 
   /** When the next pending attempt is due (to sleep until then), or null. */
   async nextDue(): Promise<Date | null> {
-    const row = await this.db.webhookDelivery.findFirst({ where: { status: 'pending' }, orderBy: { nextAttemptAt: 'asc' }, select: { nextAttemptAt: true } });
+    const row = await this.db.webhookDelivery.findFirst({
+      where: { status: 'pending' },
+      orderBy: { nextAttemptAt: 'asc' },
+      select: { nextAttemptAt: true },
+    });
     return row?.nextAttemptAt ?? null;
   }
 
@@ -78,9 +109,18 @@ export class DeliveriesRepository {
    * Records an attempt and decides what follows, in one transaction: delivered on a 2xx, failed
    * when it was the last allowed attempt, otherwise pending again `retryDelayMs` from now.
    */
-  async recordAttempt(delivery: DeliveryRow, outcome: RecordedAttempt, now: Date, retryDelayMs: number): Promise<DeliveryRow> {
+  async recordAttempt(
+    delivery: DeliveryRow,
+    outcome: RecordedAttempt,
+    now: Date,
+    retryDelayMs: number,
+  ): Promise<DeliveryRow> {
     const attempt = delivery.attemptCount + 1;
-    const status = outcome.ok ? 'delivered' : attempt >= delivery.maxAttempts ? 'failed' : 'pending';
+    const status = outcome.ok
+      ? 'delivered'
+      : attempt >= delivery.maxAttempts
+        ? 'failed'
+        : 'pending';
     const [, updated] = await this.db.$transaction([
       this.db.webhookAttempt.create({
         data: {
@@ -110,10 +150,17 @@ export class DeliveriesRepository {
 
   /** Gives a claimed delivery back without an attempt (e.g. the signing secret was unavailable). */
   async postpone(id: string, until: Date): Promise<void> {
-    await this.db.webhookDelivery.updateMany({ where: { id }, data: { claimedUntil: null, nextAttemptAt: until } });
+    await this.db.webhookDelivery.updateMany({
+      where: { id },
+      data: { claimedUntil: null, nextAttemptAt: until },
+    });
   }
 
-  listForOwner(ownerId: string, jobId: string | undefined, limit: number): Promise<DeliveryWithAttempts[]> {
+  listForOwner(
+    ownerId: string,
+    jobId: string | undefined,
+    limit: number,
+  ): Promise<DeliveryWithAttempts[]> {
     return this.db.webhookDelivery.findMany({
       where: { ownerId, ...(jobId ? { jobId } : {}) },
       orderBy: [{ createdAt: 'desc' }, { id: 'desc' }],
@@ -123,14 +170,23 @@ export class DeliveriesRepository {
   }
 
   findForOwner(ownerId: string, id: string): Promise<DeliveryWithAttempts | null> {
-    return this.db.webhookDelivery.findFirst({ where: { id, ownerId }, include: { attempts: { orderBy: [{ attempt: 'asc' }, { createdAt: 'asc' }] } } });
+    return this.db.webhookDelivery.findFirst({
+      where: { id, ownerId },
+      include: { attempts: { orderBy: [{ attempt: 'asc' }, { createdAt: 'asc' }] } },
+    });
   }
 
   /** Redeliver: pending again at once with `extra` more attempts (same webhook-id). Null when not the owner's. */
   async redeliver(ownerId: string, id: string, extra: number, now: Date): Promise<boolean> {
-    const rows = await this.db.$queryRawUnsafe<Array<{ id: string }>>(`
+    const rows = await this.db.$queryRawUnsafe<Array<{ id: string }>>(
+      `
       UPDATE ${this.table} SET status = 'pending', "maxAttempts" = "attemptCount" + $3, "nextAttemptAt" = $4::timestamp(3)
-      WHERE id = $1 AND "ownerId" = $2 RETURNING id`, id, ownerId, extra, ts(now));
+      WHERE id = $1 AND "ownerId" = $2 RETURNING id`,
+      id,
+      ownerId,
+      extra,
+      ts(now),
+    );
     return rows.length > 0;
   }
 }

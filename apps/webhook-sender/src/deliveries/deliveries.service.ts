@@ -1,5 +1,9 @@
 import { Injectable } from '@nestjs/common';
-import { RunplaneError, type JobFinishedEvent, type WebhookDeliveryView } from '@runplane/contracts';
+import {
+  RunplaneError,
+  type JobFinishedEvent,
+  type WebhookDeliveryView,
+} from '@runplane/contracts';
 import { WebhookSettings } from '../settings.js';
 import { SigningSecrets } from '../signing/signing-secrets.js';
 import { DeliveriesRepository, type DeliveryWithAttempts } from './deliveries.repository.js';
@@ -23,17 +27,20 @@ export class DeliveriesService {
    * and a redelivery after creates nothing.
    */
   async accept(event: JobFinishedEvent, eventId: string): Promise<void> {
-    const created = await this.deliveries.create({
-      id: eventId,
-      jobId: event.jobId,
-      endpointId: event.endpointId,
-      ownerId: event.ownerId,
-      event: event.status,
-      url: event.webhook,
-      host: hostOf(event.webhook),
-      body: event.body,
-      maxAttempts: this.settings.maxAttempts,
-    }, new Date());
+    const created = await this.deliveries.create(
+      {
+        id: eventId,
+        jobId: event.jobId,
+        endpointId: event.endpointId,
+        ownerId: event.ownerId,
+        event: event.status,
+        url: event.webhook,
+        host: hostOf(event.webhook),
+        body: event.body,
+        maxAttempts: this.settings.maxAttempts,
+      },
+      new Date(),
+    );
     if (created) this.dispatcher.kick();
   }
 
@@ -49,7 +56,8 @@ export class DeliveriesService {
 
   /** Sends it again now, with the same webhook-id and a fresh set of attempts. */
   async redeliver(ownerId: string, id: string): Promise<WebhookDeliveryView> {
-    if (!(await this.deliveries.redeliver(ownerId, id, this.settings.maxAttempts, new Date()))) throw notFound(id);
+    if (!(await this.deliveries.redeliver(ownerId, id, this.settings.maxAttempts, new Date())))
+      throw notFound(id);
     this.dispatcher.kick();
     return this.get(ownerId, id);
   }
@@ -86,7 +94,12 @@ function toView(row: DeliveryWithAttempts): WebhookDeliveryView {
     createdAt: row.createdAt.toISOString(),
     deliveredAt: row.deliveredAt?.toISOString() ?? null,
     attempts: row.attempts.map((a) => ({
-      attempt: a.attempt, statusCode: a.statusCode, latencyMs: a.latencyMs, error: a.error, responseSnippet: a.responseSnippet, createdAt: a.createdAt.toISOString(),
+      attempt: a.attempt,
+      statusCode: a.statusCode,
+      latencyMs: a.latencyMs,
+      error: a.error,
+      responseSnippet: a.responseSnippet,
+      createdAt: a.createdAt.toISOString(),
     })),
   };
 }

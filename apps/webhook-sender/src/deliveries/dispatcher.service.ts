@@ -1,4 +1,9 @@
-import { Inject, Injectable, type OnApplicationBootstrap, type OnModuleDestroy } from '@nestjs/common';
+import {
+  Inject,
+  Injectable,
+  type OnApplicationBootstrap,
+  type OnModuleDestroy,
+} from '@nestjs/common';
 import { signWebhook } from '@runplane/contracts';
 import { LOGGER, RunplaneMetrics, type Logger } from '@runplane/platform';
 import { WebhookHttpClient, type AttemptOutcome } from '../delivery-http/webhook-http-client.js';
@@ -60,7 +65,12 @@ export class Dispatcher implements OnApplicationBootstrap, OnModuleDestroy {
       return;
     }
     this.pass = this.claimAndStart()
-      .catch((err) => this.logger.warn({ err: String(err) }, 'webhook-sender: claiming due deliveries failed; retrying'))
+      .catch((err) =>
+        this.logger.warn(
+          { err: String(err) },
+          'webhook-sender: claiming due deliveries failed; retrying',
+        ),
+      )
       .finally(() => {
         this.pass = undefined;
         if (this.again) {
@@ -75,8 +85,13 @@ export class Dispatcher implements OnApplicationBootstrap, OnModuleDestroy {
       const free = this.settings.concurrency - this.running.size;
       if (free <= 0 || this.stopped) return;
       const now = new Date();
-      const rows = await this.deliveries.claimDue(free, now, new Date(now.getTime() + this.settings.timeoutMs + LEASE_MARGIN_MS),
-        Object.fromEntries(this.busyHosts), this.settings.perHostConcurrency);
+      const rows = await this.deliveries.claimDue(
+        free,
+        now,
+        new Date(now.getTime() + this.settings.timeoutMs + LEASE_MARGIN_MS),
+        Object.fromEntries(this.busyHosts),
+        this.settings.perHostConcurrency,
+      );
       for (const row of rows) this.start(row);
       if (rows.length < free) break;
     }
@@ -87,7 +102,12 @@ export class Dispatcher implements OnApplicationBootstrap, OnModuleDestroy {
   private start(row: DeliveryRow): void {
     this.busyHosts.set(row.host, (this.busyHosts.get(row.host) ?? 0) + 1);
     const run = this.attempt(row)
-      .catch((err) => this.logger.error({ err: String(err), deliveryId: row.id }, 'webhook-sender: recording an attempt failed; the lease will bring it back'))
+      .catch((err) =>
+        this.logger.error(
+          { err: String(err), deliveryId: row.id },
+          'webhook-sender: recording an attempt failed; the lease will bring it back',
+        ),
+      )
       .finally(() => {
         const n = (this.busyHosts.get(row.host) ?? 1) - 1;
         if (n > 0) this.busyHosts.set(row.host, n);
@@ -104,28 +124,61 @@ export class Dispatcher implements OnApplicationBootstrap, OnModuleDestroy {
       secret = await this.secrets.forOwner(row.ownerId);
     } catch (err) {
       // Not the receiver's fault: no attempt is counted.
-      this.logger.warn({ err: String(err), deliveryId: row.id }, 'webhook-sender: signing secret unavailable; postponing the delivery');
+      this.logger.warn(
+        { err: String(err), deliveryId: row.id },
+        'webhook-sender: signing secret unavailable; postponing the delivery',
+      );
       await this.deliveries.postpone(row.id, new Date(Date.now() + SECRET_RETRY_MS));
       return;
     }
-    const outcome = await this.http.post(row.url, { ...signWebhook(secret, row.id, row.body) }, row.body);
-    const updated = await this.deliveries.recordAttempt(row, outcome, new Date(), this.settings.retryDelayMs);
-    this.metrics.webhookAttemptDuration.observe({ outcome: attemptOutcome(outcome) }, outcome.latencyMs / 1000);
-    if (outcome.ok || updated.status === 'failed') this.metrics.webhookDeliveries.inc({ result: outcome.ok ? 'delivered' : 'failed' });
-    const log = { deliveryId: row.id, jobId: row.jobId, attempt: updated.attemptCount, statusCode: outcome.statusCode, latencyMs: outcome.latencyMs, status: updated.status };
+    const outcome = await this.http.post(
+      row.url,
+      { ...signWebhook(secret, row.id, row.body) },
+      row.body,
+    );
+    const updated = await this.deliveries.recordAttempt(
+      row,
+      outcome,
+      new Date(),
+      this.settings.retryDelayMs,
+    );
+    this.metrics.webhookAttemptDuration.observe(
+      { outcome: attemptOutcome(outcome) },
+      outcome.latencyMs / 1000,
+    );
+    if (outcome.ok || updated.status === 'failed')
+      this.metrics.webhookDeliveries.inc({ result: outcome.ok ? 'delivered' : 'failed' });
+    const log = {
+      deliveryId: row.id,
+      jobId: row.jobId,
+      attempt: updated.attemptCount,
+      statusCode: outcome.statusCode,
+      latencyMs: outcome.latencyMs,
+      status: updated.status,
+    };
     if (outcome.ok) this.logger.debug(log, 'webhook delivered');
-    else this.logger.info({ ...log, error: outcome.error }, updated.status === 'failed' ? 'webhook failed: no attempts left' : 'webhook attempt failed; will retry');
+    else
+      this.logger.info(
+        { ...log, error: outcome.error },
+        updated.status === 'failed'
+          ? 'webhook failed: no attempts left'
+          : 'webhook attempt failed; will retry',
+      );
     if (updated.status === 'pending') this.wakeUpAt(updated.nextAttemptAt.getTime());
   }
 
   /** Wakes the loop at `at` (keeps only the earliest such wake-up). */
   private wakeUpAt(at: number): void {
-    if (this.stopped || (this.wakeAt && this.wakeAt.at <= at && this.wakeAt.at > Date.now())) return;
+    if (this.stopped || (this.wakeAt && this.wakeAt.at <= at && this.wakeAt.at > Date.now()))
+      return;
     if (this.wakeAt) clearTimeout(this.wakeAt.timer);
-    const timer = setTimeout(() => {
-      this.wakeAt = undefined;
-      this.kick();
-    }, Math.max(0, at - Date.now()) + 5);
+    const timer = setTimeout(
+      () => {
+        this.wakeAt = undefined;
+        this.kick();
+      },
+      Math.max(0, at - Date.now()) + 5,
+    );
     timer.unref();
     this.wakeAt = { at, timer };
   }

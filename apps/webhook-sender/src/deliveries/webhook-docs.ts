@@ -10,22 +10,55 @@ WEBHOOK_RETRY_DELAY_MS, WEBHOOK_TIMEOUT_MS); redirects are not followed. Signed 
 signing secret (\`GET /v1/webhooks/secret\`; \`verifyWebhook\` in @runplane/contracts checks it). Every attempt and
 redelivery carries the same \`webhook-id\`: receivers de-duplicate on it.`,
     parameters: [
-      { name: 'webhook-id', in: 'header', required: true, description: 'The delivery id (`GET /v1/webhooks/deliveries/{id}`).', schema: { type: 'string' } },
-      { name: 'webhook-timestamp', in: 'header', required: true, description: 'Unix seconds of this attempt.', schema: { type: 'string' } },
-      { name: 'webhook-signature', in: 'header', required: true, description: '`v1,<base64 HMAC-SHA256 of "<id>.<timestamp>.<body>">`.', schema: { type: 'string' } },
+      {
+        name: 'webhook-id',
+        in: 'header',
+        required: true,
+        description: 'The delivery id (`GET /v1/webhooks/deliveries/{id}`).',
+        schema: { type: 'string' },
+      },
+      {
+        name: 'webhook-timestamp',
+        in: 'header',
+        required: true,
+        description: 'Unix seconds of this attempt.',
+        schema: { type: 'string' },
+      },
+      {
+        name: 'webhook-signature',
+        in: 'header',
+        required: true,
+        description: '`v1,<base64 HMAC-SHA256 of "<id>.<timestamp>.<body>">`.',
+        schema: { type: 'string' },
+      },
     ],
     requestBody: {
       required: true,
       content: {
         'application/json': {
           schema: {
-            description: 'The `/status` record at the moment the job became final, plus its `input` and `webhook`.',
+            description:
+              'The `/status` record at the moment the job became final, plus its `input` and `webhook`.',
             allOf: [
               { $ref: '#/components/schemas/JobRecord' },
-              { type: 'object', properties: { input: { type: 'object' }, webhook: { type: 'string', format: 'uri' } } },
+              {
+                type: 'object',
+                properties: {
+                  input: { type: 'object' },
+                  webhook: { type: 'string', format: 'uri' },
+                },
+              },
             ],
           },
-          example: { id: '5f2c6b9e-3d1a-4c8e-9b7f-2a6d4e8c1f03', status: 'COMPLETED', delayTime: 824, executionTime: 3391, output: { text: 'Hello!' }, input: { prompt: 'Hello, world' }, webhook: 'https://example.com/hook' },
+          example: {
+            id: '5f2c6b9e-3d1a-4c8e-9b7f-2a6d4e8c1f03',
+            status: 'COMPLETED',
+            delayTime: 824,
+            executionTime: 3391,
+            output: { text: 'Hello!' },
+            input: { prompt: 'Hello, world' },
+            webhook: 'https://example.com/hook',
+          },
         },
       },
     },

@@ -42,7 +42,10 @@ export class WebhookHttpClient implements OnApplicationShutdown {
       keepAliveTimeout: 4000,
       headersTimeout: settings.timeoutMs,
       bodyTimeout: settings.timeoutMs,
-      connect: { timeout: settings.timeoutMs, ...(settings.allowPrivate ? {} : { lookup: guardedLookup }) },
+      connect: {
+        timeout: settings.timeoutMs,
+        ...(settings.allowPrivate ? {} : { lookup: guardedLookup }),
+      },
     });
   }
 
@@ -58,7 +61,13 @@ export class WebhookHttpClient implements OnApplicationShutdown {
     try {
       target = this.checkTarget(url);
     } catch (err) {
-      return { ok: false, statusCode: null, latencyMs: elapsed(), error: describe(err), responseSnippet: null };
+      return {
+        ok: false,
+        statusCode: null,
+        latencyMs: elapsed(),
+        error: describe(err),
+        responseSnippet: null,
+      };
     }
     const signal = AbortSignal.timeout(this.settings.timeoutMs);
     try {
@@ -71,11 +80,26 @@ export class WebhookHttpClient implements OnApplicationShutdown {
       });
       const snippet = await readCapped(res.body, this.settings.maxResponseBytes);
       const ok = res.statusCode >= 200 && res.statusCode < 300;
-      const redirect = res.statusCode >= 300 && res.statusCode < 400 ? `redirect to ${String(res.headers.location ?? '?')} not followed` : null;
-      return { ok, statusCode: res.statusCode, latencyMs: elapsed(), error: ok ? null : redirect ?? `receiver answered ${res.statusCode}`, responseSnippet: snippet };
+      const redirect =
+        res.statusCode >= 300 && res.statusCode < 400
+          ? `redirect to ${String(res.headers.location ?? '?')} not followed`
+          : null;
+      return {
+        ok,
+        statusCode: res.statusCode,
+        latencyMs: elapsed(),
+        error: ok ? null : (redirect ?? `receiver answered ${res.statusCode}`),
+        responseSnippet: snippet,
+      };
     } catch (err) {
       const timedOut = signal.aborted;
-      return { ok: false, statusCode: null, latencyMs: elapsed(), error: timedOut ? `timed out after ${this.settings.timeoutMs} ms` : describe(err), responseSnippet: null };
+      return {
+        ok: false,
+        statusCode: null,
+        latencyMs: elapsed(),
+        error: timedOut ? `timed out after ${this.settings.timeoutMs} ms` : describe(err),
+        responseSnippet: null,
+      };
     }
   }
 
@@ -87,10 +111,15 @@ export class WebhookHttpClient implements OnApplicationShutdown {
     } catch {
       throw new WebhookTargetRefused(`invalid webhook URL`);
     }
-    if (target.protocol !== 'http:' && target.protocol !== 'https:') throw new WebhookTargetRefused(`refused: only http and https webhooks are sent (got ${target.protocol})`);
+    if (target.protocol !== 'http:' && target.protocol !== 'https:')
+      throw new WebhookTargetRefused(
+        `refused: only http and https webhooks are sent (got ${target.protocol})`,
+      );
     const host = target.hostname.replace(/^\[|\]$/g, '');
     if (!this.settings.allowPrivate && isIP(host) && isPrivateAddress(host)) {
-      throw new WebhookTargetRefused(`refused: ${host} is a private, loopback or link-local address (WEBHOOK_ALLOW_PRIVATE is off)`);
+      throw new WebhookTargetRefused(
+        `refused: ${host} is a private, loopback or link-local address (WEBHOOK_ALLOW_PRIVATE is off)`,
+      );
     }
     return target;
   }
@@ -102,16 +131,22 @@ const guardedLookup: LookupFunction = (hostname, options, callback) => {
     if (err) return callback(err, '', 0);
     const bad = addresses.find((a) => isPrivateAddress(a.address));
     if (bad || addresses.length === 0) {
-      const refusal = new WebhookTargetRefused(`refused: ${hostname} resolves to ${bad ? `${bad.address}, a private, loopback or link-local address` : 'no address'} (WEBHOOK_ALLOW_PRIVATE is off)`);
+      const refusal = new WebhookTargetRefused(
+        `refused: ${hostname} resolves to ${bad ? `${bad.address}, a private, loopback or link-local address` : 'no address'} (WEBHOOK_ALLOW_PRIVATE is off)`,
+      );
       return callback(refusal as NodeJS.ErrnoException, '', 0);
     }
-    if (options.all) (callback as unknown as (e: null, a: LookupAddress[]) => void)(null, addresses);
+    if (options.all)
+      (callback as unknown as (e: null, a: LookupAddress[]) => void)(null, addresses);
     else callback(null, addresses[0].address, addresses[0].family);
   });
 };
 
 /** Reads at most `max` bytes of the body (dropping the rest) and returns the first 1 KiB as text. */
-async function readCapped(body: AsyncIterable<Buffer> & { destroy(): void }, max: number): Promise<string | null> {
+async function readCapped(
+  body: AsyncIterable<Buffer> & { destroy(): void },
+  max: number,
+): Promise<string | null> {
   const chunks: Buffer[] = [];
   let size = 0;
   for await (const chunk of body) {

@@ -1,8 +1,23 @@
 import { randomUUID } from 'node:crypto';
-import { RunplaneError, type EventDefinition, type RpcDefinition, type SignalDefinition } from '@runplane/contracts';
 import {
-  Bus, DEFAULT_CONSUME, DEFAULT_REQUEST_TIMEOUT_MS, type ConsumeOptions, type EventHandler, type Headers,
-  type ConsumerLag, type PublishOptions, type RequestOptions, type RpcHandler, type SignalHandler, type Subscription,
+  RunplaneError,
+  type EventDefinition,
+  type RpcDefinition,
+  type SignalDefinition,
+} from '@runplane/contracts';
+import {
+  Bus,
+  DEFAULT_CONSUME,
+  DEFAULT_REQUEST_TIMEOUT_MS,
+  type ConsumeOptions,
+  type EventHandler,
+  type Headers,
+  type ConsumerLag,
+  type PublishOptions,
+  type RequestOptions,
+  type RpcHandler,
+  type SignalHandler,
+  type Subscription,
 } from '../bus.js';
 import { silentLogger, type BusLogger } from '../logger.js';
 import { withReceiveSpan, withSendSpan } from '../tracing.js';
@@ -23,7 +38,10 @@ class GroupQueue {
   readonly held = new Set<string>();
   readonly consumers: Consumer[] = [];
   next = 0;
-  constructor(readonly subject: string, readonly group: string) {}
+  constructor(
+    readonly subject: string,
+    readonly group: string,
+  ) {}
 }
 
 export interface InProcessBusOptions {
@@ -61,37 +79,70 @@ export class InProcessBus extends Bus {
 
   /** Deliveries each group holds (queued, in flight or waiting for a retry) in this process. */
   override async consumerLag(): Promise<ConsumerLag[]> {
-    return [...this.groups.values()].map((q) => ({ subject: q.subject, group: q.group, pending: q.held.size }));
+    return [...this.groups.values()].map((q) => ({
+      subject: q.subject,
+      group: q.group,
+      pending: q.held.size,
+    }));
   }
 
   // ---- events ---------------------------------------------------------------------------------
 
-  async publish<T>(event: EventDefinition<T>, payload: T, options: PublishOptions = {}): Promise<void> {
+  async publish<T>(
+    event: EventDefinition<T>,
+    payload: T,
+    options: PublishOptions = {},
+  ): Promise<void> {
     this.assertOpen();
-    await withSendSpan(`${event.subject} publish`, 'producer', event.subject, async (headers) => {
-      const stored = { id: options.id ?? randomUUID(), subject: event.subject, payload: viaJson(payload), headers, publishedAt: new Date().toISOString() };
-      const isNew = await this.journal.append(stored, event.consumers);
-      if (!isNew) return; // duplicate id: already delivered or on its way
-      for (const group of event.consumers) {
-        const queue = this.groups.get(key(event.subject, group));
-        if (queue) this.enqueue(queue, { event: stored, attempts: 0 });
-      }
-    }, options.headers);
+    await withSendSpan(
+      `${event.subject} publish`,
+      'producer',
+      event.subject,
+      async (headers) => {
+        const stored = {
+          id: options.id ?? randomUUID(),
+          subject: event.subject,
+          payload: viaJson(payload),
+          headers,
+          publishedAt: new Date().toISOString(),
+        };
+        const isNew = await this.journal.append(stored, event.consumers);
+        if (!isNew) return; // duplicate id: already delivered or on its way
+        for (const group of event.consumers) {
+          const queue = this.groups.get(key(event.subject, group));
+          if (queue) this.enqueue(queue, { event: stored, attempts: 0 });
+        }
+      },
+      options.headers,
+    );
   }
 
-  async consume<T>(event: EventDefinition<T>, group: string, handler: EventHandler<T>, options: ConsumeOptions = {}): Promise<Subscription> {
+  async consume<T>(
+    event: EventDefinition<T>,
+    group: string,
+    handler: EventHandler<T>,
+    options: ConsumeOptions = {},
+  ): Promise<Subscription> {
     this.assertOpen();
     if (!event.consumers.includes(group)) {
-      throw new Error(`consumer group "${group}" is not declared for ${event.subject} (declared: ${event.consumers.join(', ')})`);
+      throw new Error(
+        `consumer group "${group}" is not declared for ${event.subject} (declared: ${event.consumers.join(', ')})`,
+      );
     }
-    const consumer: Consumer = { handler: handler as EventHandler<unknown>, options: { ...DEFAULT_CONSUME, ...options }, active: 0, stopped: false };
+    const consumer: Consumer = {
+      handler: handler as EventHandler<unknown>,
+      options: { ...DEFAULT_CONSUME, ...options },
+      active: 0,
+      stopped: false,
+    };
     const k = key(event.subject, group);
     let queue = this.groups.get(k);
     if (!queue) {
       queue = new GroupQueue(event.subject, group);
       this.groups.set(k, queue);
       queue.consumers.push(consumer);
-      for (const pending of await this.journal.pending(event.subject, group)) this.enqueue(queue, pending);
+      for (const pending of await this.journal.pending(event.subject, group))
+        this.enqueue(queue, pending);
     } else {
       queue.consumers.push(consumer);
       this.pump(queue);
@@ -140,24 +191,59 @@ export class InProcessBus extends Bus {
     return undefined;
   }
 
-  private async deliver(queue: GroupQueue, consumer: Consumer, delivery: PendingDelivery): Promise<void> {
+  private async deliver(
+    queue: GroupQueue,
+    consumer: Consumer,
+    delivery: PendingDelivery,
+  ): Promise<void> {
     const { event } = delivery;
     const deliveryCount = delivery.attempts + 1;
     try {
-      await withReceiveSpan(`${event.subject} process`, 'consumer', event.subject, event.headers, () =>
-        consumer.handler({ id: event.id, subject: event.subject, payload: viaJson(event.payload), publishedAt: event.publishedAt, deliveryCount, headers: { ...event.headers } }));
+      await withReceiveSpan(
+        `${event.subject} process`,
+        'consumer',
+        event.subject,
+        event.headers,
+        () =>
+          consumer.handler({
+            id: event.id,
+            subject: event.subject,
+            payload: viaJson(event.payload),
+            publishedAt: event.publishedAt,
+            deliveryCount,
+            headers: { ...event.headers },
+          }),
+      );
       queue.held.delete(event.id);
       await this.journal.settle(event.id, queue.group, 'acked');
     } catch (err) {
       const message = err instanceof Error ? err.message : String(err);
       if (deliveryCount >= consumer.options.maxDeliver) {
         queue.held.delete(event.id);
-        this.logger.error({ subject: event.subject, group: queue.group, eventId: event.id, deliveryCount, err: message }, 'event dead-lettered after too many failed deliveries');
+        this.logger.error(
+          {
+            subject: event.subject,
+            group: queue.group,
+            eventId: event.id,
+            deliveryCount,
+            err: message,
+          },
+          'event dead-lettered after too many failed deliveries',
+        );
         await this.journal.settle(event.id, queue.group, 'dead', message);
         return;
       }
       await this.journal.recordAttempt(event.id, queue.group, message);
-      this.logger.warn({ subject: event.subject, group: queue.group, eventId: event.id, deliveryCount, err: message }, 'event handler failed; will redeliver');
+      this.logger.warn(
+        {
+          subject: event.subject,
+          group: queue.group,
+          eventId: event.id,
+          deliveryCount,
+          err: message,
+        },
+        'event handler failed; will redeliver',
+      );
       const timer = setTimeout(() => {
         this.timers.delete(timer);
         if (this.closed) return;
@@ -170,26 +256,58 @@ export class InProcessBus extends Bus {
 
   // ---- request/reply --------------------------------------------------------------------------
 
-  async request<Req, Res>(rpc: RpcDefinition<Req, Res>, payload: Req, options: RequestOptions = {}): Promise<Res> {
+  async request<Req, Res>(
+    rpc: RpcDefinition<Req, Res>,
+    payload: Req,
+    options: RequestOptions = {},
+  ): Promise<Res> {
     this.assertOpen();
     const timeoutMs = options.timeoutMs ?? DEFAULT_REQUEST_TIMEOUT_MS;
-    return withSendSpan(`${rpc.subject} request`, 'client', rpc.subject, async (headers) => {
-      const handler = this.pickRpcHandler(rpc.subject);
-      if (!handler) throw RunplaneError.unavailable(`no instance of ${rpc.service} is answering ${rpc.subject}`);
-      const reply = await withTimeout(this.answer(rpc.subject, handler, viaJson(payload), headers), timeoutMs, rpc.subject);
-      return unwrapReply(viaJson(reply)) as Res;
-    }, options.headers);
+    return withSendSpan(
+      `${rpc.subject} request`,
+      'client',
+      rpc.subject,
+      async (headers) => {
+        const handler = this.pickRpcHandler(rpc.subject);
+        if (!handler)
+          throw RunplaneError.unavailable(
+            `no instance of ${rpc.service} is answering ${rpc.subject}`,
+          );
+        const reply = await withTimeout(
+          this.answer(rpc.subject, handler, viaJson(payload), headers),
+          timeoutMs,
+          rpc.subject,
+        );
+        return unwrapReply(viaJson(reply)) as Res;
+      },
+      options.headers,
+    );
   }
 
-  private async answer(subject: string, handler: RpcHandler<unknown, unknown>, payload: unknown, headers: Headers): Promise<RpcReply<unknown>> {
-    const run = withReceiveSpan(`${subject} handle`, 'server', subject, headers, async (): Promise<RpcReply<unknown>> => {
-      try {
-        return { ok: true, data: await handler(payload, { subject, headers }) };
-      } catch (err) {
-        if (!(err instanceof RunplaneError)) this.logger.error({ subject, err: (err as Error)?.stack ?? String(err) }, 'request handler failed');
-        return replyFromError(err, subject);
-      }
-    });
+  private async answer(
+    subject: string,
+    handler: RpcHandler<unknown, unknown>,
+    payload: unknown,
+    headers: Headers,
+  ): Promise<RpcReply<unknown>> {
+    const run = withReceiveSpan(
+      `${subject} handle`,
+      'server',
+      subject,
+      headers,
+      async (): Promise<RpcReply<unknown>> => {
+        try {
+          return { ok: true, data: await handler(payload, { subject, headers }) };
+        } catch (err) {
+          if (!(err instanceof RunplaneError))
+            this.logger.error(
+              { subject, err: (err as Error)?.stack ?? String(err) },
+              'request handler failed',
+            );
+          return replyFromError(err, subject);
+        }
+      },
+    );
     this.inflight.add(run);
     try {
       return await run;
@@ -206,7 +324,10 @@ export class InProcessBus extends Bus {
     return list[i];
   }
 
-  async serve<Req, Res>(rpc: RpcDefinition<Req, Res>, handler: RpcHandler<Req, Res>): Promise<Subscription> {
+  async serve<Req, Res>(
+    rpc: RpcDefinition<Req, Res>,
+    handler: RpcHandler<Req, Res>,
+  ): Promise<Subscription> {
     this.assertOpen();
     const list = this.rpcHandlers.get(rpc.subject) ?? [];
     list.push(handler as RpcHandler<unknown, unknown>);
@@ -228,7 +349,12 @@ export class InProcessBus extends Bus {
       queueMicrotask(() => {
         Promise.resolve()
           .then(() => handler(copy))
-          .catch((err) => this.logger.warn({ subject: signal.subject, err: String(err) }, 'signal handler failed'));
+          .catch((err) =>
+            this.logger.warn(
+              { subject: signal.subject, err: String(err) },
+              'signal handler failed',
+            ),
+          );
       });
     }
   }
@@ -263,7 +389,10 @@ const key = (subject: string, group: string) => `${group}\u0000${subject}`;
 function withTimeout<T>(promise: Promise<T>, ms: number, subject: string): Promise<T> {
   let timer: NodeJS.Timeout;
   const timeout = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(new RunplaneError(504, `no reply to ${subject} within ${ms} ms`)), ms);
+    timer = setTimeout(
+      () => reject(new RunplaneError(504, `no reply to ${subject} within ${ms} ms`)),
+      ms,
+    );
   });
   return Promise.race([promise, timeout]).finally(() => clearTimeout(timer));
 }

@@ -45,7 +45,11 @@ export interface EventJournal {
   close(): Promise<void>;
 }
 
-interface MemoryDelivery { attempts: number; state: 'pending' | 'acked' | 'dead'; error?: string }
+interface MemoryDelivery {
+  attempts: number;
+  state: 'pending' | 'acked' | 'dead';
+  error?: string;
+}
 
 /** Journal for unit tests: survives a bus restart only if the same instance is passed again. */
 export class MemoryJournal implements EventJournal {
@@ -62,7 +66,10 @@ export class MemoryJournal implements EventJournal {
     }
     if (this.events.has(event.id) || this.handled.has(event.id)) return false;
     this.events.set(event.id, event);
-    this.deliveries.set(event.id, new Map(groups.map((g) => [g, { attempts: 0, state: 'pending' as const }])));
+    this.deliveries.set(
+      event.id,
+      new Map(groups.map((g) => [g, { attempts: 0, state: 'pending' as const }])),
+    );
     return true;
   }
 
@@ -70,17 +77,26 @@ export class MemoryJournal implements EventJournal {
     const out: PendingDelivery[] = [];
     for (const event of this.events.values()) {
       const d = this.deliveries.get(event.id)?.get(group);
-      if (event.subject === subject && d?.state === 'pending') out.push({ event, attempts: d.attempts });
+      if (event.subject === subject && d?.state === 'pending')
+        out.push({ event, attempts: d.attempts });
     }
     return out;
   }
 
   async recordAttempt(eventId: string, group: string, error: string): Promise<void> {
     const d = this.deliveries.get(eventId)?.get(group);
-    if (d) { d.attempts += 1; d.error = error; }
+    if (d) {
+      d.attempts += 1;
+      d.error = error;
+    }
   }
 
-  async settle(eventId: string, group: string, outcome: 'acked' | 'dead', error?: string): Promise<void> {
+  async settle(
+    eventId: string,
+    group: string,
+    outcome: 'acked' | 'dead',
+    error?: string,
+  ): Promise<void> {
     const byGroup = this.deliveries.get(eventId);
     const d = byGroup?.get(group);
     if (!d) return;
@@ -96,7 +112,9 @@ export class MemoryJournal implements EventJournal {
   /** Dead-lettered deliveries still held (for tests and diagnostics). */
   deadLetters(): Array<{ eventId: string; group: string; error?: string }> {
     const out: Array<{ eventId: string; group: string; error?: string }> = [];
-    for (const [eventId, byGroup] of this.deliveries) for (const [group, d] of byGroup) if (d.state === 'dead') out.push({ eventId, group, error: d.error });
+    for (const [eventId, byGroup] of this.deliveries)
+      for (const [group, d] of byGroup)
+        if (d.state === 'dead') out.push({ eventId, group, error: d.error });
     return out;
   }
 

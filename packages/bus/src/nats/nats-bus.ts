@@ -1,17 +1,52 @@
 import { randomUUID } from 'node:crypto';
-import { RunplaneError, SUBJECT_ROOT, type EventDefinition, type RpcDefinition, type SignalDefinition } from '@runplane/contracts';
 import {
-  AckPolicy, DeliverPolicy, JetStreamApiCodes, JetStreamApiError, RetentionPolicy, StorageType,
-  jetstream, jetstreamManager, type Consumer, type ConsumerMessages, type JetStreamClient, type JetStreamManager, type JsMsg,
+  RunplaneError,
+  SUBJECT_ROOT,
+  type EventDefinition,
+  type RpcDefinition,
+  type SignalDefinition,
+} from '@runplane/contracts';
+import {
+  AckPolicy,
+  DeliverPolicy,
+  JetStreamApiCodes,
+  JetStreamApiError,
+  RetentionPolicy,
+  StorageType,
+  jetstream,
+  jetstreamManager,
+  type Consumer,
+  type ConsumerMessages,
+  type JetStreamClient,
+  type JetStreamManager,
+  type JsMsg,
 } from '@nats-io/jetstream';
 import { Objm, type ObjectStore } from '@nats-io/obj';
 import {
-  ClosedConnectionError, RequestError, TimeoutError, connect, headers as natsHeaders, nanos,
-  type Msg, type MsgHdrs, type NatsConnection, type Subscription as NatsSubscription,
+  ClosedConnectionError,
+  RequestError,
+  TimeoutError,
+  connect,
+  headers as natsHeaders,
+  nanos,
+  type Msg,
+  type MsgHdrs,
+  type NatsConnection,
+  type Subscription as NatsSubscription,
 } from '@nats-io/transport-node';
 import {
-  Bus, DEFAULT_CONSUME, DEFAULT_REQUEST_TIMEOUT_MS, type ConsumeOptions, type EventHandler, type Headers,
-  type ConsumerLag, type PublishOptions, type RequestOptions, type RpcHandler, type SignalHandler, type Subscription,
+  Bus,
+  DEFAULT_CONSUME,
+  DEFAULT_REQUEST_TIMEOUT_MS,
+  type ConsumeOptions,
+  type EventHandler,
+  type Headers,
+  type ConsumerLag,
+  type PublishOptions,
+  type RequestOptions,
+  type RpcHandler,
+  type SignalHandler,
+  type Subscription,
 } from '../bus.js';
 import { silentLogger, type BusLogger } from '../logger.js';
 import { withReceiveSpan, withSendSpan } from '../tracing.js';
@@ -88,21 +123,37 @@ export class NatsBus extends Bus {
     this.streamName = `${namespace.toUpperCase().replace(/[^A-Z0-9_-]/g, '_')}_EVENTS`;
     this.bucketName = `${namespace.replace(/[^A-Za-z0-9_-]/g, '_')}_blobs`;
     // Leaves room for headers and protocol overhead on servers configured below the 1 MB default.
-    this.claimThreshold = Math.min(CLAIM_CHECK_THRESHOLD_BYTES, (nc.info?.max_payload ?? 1024 * 1024) - 64 * 1024);
+    this.claimThreshold = Math.min(
+      CLAIM_CHECK_THRESHOLD_BYTES,
+      (nc.info?.max_payload ?? 1024 * 1024) - 64 * 1024,
+    );
     this.watchStatus().catch(() => {});
   }
 
   static async connect(options: NatsBusOptions): Promise<NatsBus> {
     const namespace = options.namespace ?? 'runplane';
     // One subject token: it prefixes subjects and names the stream and bucket.
-    if (!/^[A-Za-z0-9_-]+$/.test(namespace)) throw new Error(`invalid NATS namespace "${namespace}" (letters, digits, _ and - only)`);
+    if (!/^[A-Za-z0-9_-]+$/.test(namespace))
+      throw new Error(`invalid NATS namespace "${namespace}" (letters, digits, _ and - only)`);
     // Reconnect forever: a service outliving a NATS outage is better than one that exits.
     // noAsyncTraces: the client would capture a stack trace at every request for its timeout
     // errors (about a tenth of queue-api's CPU under load); ours name the subject instead.
-    const nc = await connect({ servers: options.servers, name: options.name, maxReconnectAttempts: -1, noAsyncTraces: true });
+    const nc = await connect({
+      servers: options.servers,
+      name: options.name,
+      maxReconnectAttempts: -1,
+      noAsyncTraces: true,
+    });
     try {
       const jsm = await jetstreamManager(nc);
-      return new NatsBus(nc, jsm, namespace, options.logger ?? silentLogger, options.streamMaxAgeMs ?? DEFAULT_STREAM_MAX_AGE_MS, options.replicas ?? 1);
+      return new NatsBus(
+        nc,
+        jsm,
+        namespace,
+        options.logger ?? silentLogger,
+        options.streamMaxAgeMs ?? DEFAULT_STREAM_MAX_AGE_MS,
+        options.replicas ?? 1,
+      );
     } catch (err) {
       await nc.close();
       throw err;
@@ -115,7 +166,11 @@ export class NatsBus extends Bus {
     try {
       for await (const c of this.jsm.consumers.list(this.streamName)) {
         const subject = (c.config.filter_subject ?? '').slice(this.subjectPrefix.length);
-        out.push({ subject, group: c.config.durable_name?.split('__')[0] ?? c.name, pending: c.num_pending + c.num_ack_pending });
+        out.push({
+          subject,
+          group: c.config.durable_name?.split('__')[0] ?? c.name,
+          pending: c.num_pending + c.num_ack_pending,
+        });
       }
     } catch (err) {
       if (!isApiError(err, JetStreamApiCodes.StreamNotFound)) throw err;
@@ -153,23 +208,40 @@ export class NatsBus extends Bus {
 
   // ---- events ---------------------------------------------------------------------------------
 
-  async publish<T>(event: EventDefinition<T>, payload: T, options: PublishOptions = {}): Promise<void> {
+  async publish<T>(
+    event: EventDefinition<T>,
+    payload: T,
+    options: PublishOptions = {},
+  ): Promise<void> {
     this.assertOpen();
     await this.ensureStream();
     // Every declared group gets a durable consumer before the first event exists, so nothing
     // published before a consumer process starts is missed.
     await Promise.all(event.consumers.map((group) => this.provision(event, group)));
-    await withSendSpan(`${event.subject} publish`, 'producer', event.subject, async (headers) => {
-      const id = options.id ?? randomUUID();
-      const { data, hdrs } = await this.outgoing(encode(payload), headers, 'evt');
-      await this.js.publish(this.wire(event.subject), data, { msgID: id, headers: hdrs });
-    }, options.headers);
+    await withSendSpan(
+      `${event.subject} publish`,
+      'producer',
+      event.subject,
+      async (headers) => {
+        const id = options.id ?? randomUUID();
+        const { data, hdrs } = await this.outgoing(encode(payload), headers, 'evt');
+        await this.js.publish(this.wire(event.subject), data, { msgID: id, headers: hdrs });
+      },
+      options.headers,
+    );
   }
 
-  async consume<T>(event: EventDefinition<T>, group: string, handler: EventHandler<T>, options: ConsumeOptions = {}): Promise<Subscription> {
+  async consume<T>(
+    event: EventDefinition<T>,
+    group: string,
+    handler: EventHandler<T>,
+    options: ConsumeOptions = {},
+  ): Promise<Subscription> {
     this.assertOpen();
     if (!event.consumers.includes(group)) {
-      throw new Error(`consumer group "${group}" is not declared for ${event.subject} (declared: ${event.consumers.join(', ')})`);
+      throw new Error(
+        `consumer group "${group}" is not declared for ${event.subject} (declared: ${event.consumers.join(', ')})`,
+      );
     }
     const opts: Required<ConsumeOptions> = { ...DEFAULT_CONSUME, ...options };
     await this.ensureStream();
@@ -177,12 +249,24 @@ export class NatsBus extends Bus {
     await this.ensureConsumer(event, group, opts);
     this.provisioned.set(durable, Promise.resolve());
     const consumer = await this.js.consumers.get(this.streamName, durable);
-    const loop = new PullLoop(consumer, opts.concurrency, (msg) => this.deliver(event, group, handler as EventHandler<unknown>, opts, msg), this.logger, { subject: event.subject, group });
+    const loop = new PullLoop(
+      consumer,
+      opts.concurrency,
+      (msg) => this.deliver(event, group, handler as EventHandler<unknown>, opts, msg),
+      this.logger,
+      { subject: event.subject, group },
+    );
     loop.start();
     return this.register(() => loop.stop());
   }
 
-  private async deliver(event: EventDefinition<unknown>, group: string, handler: EventHandler<unknown>, opts: Required<ConsumeOptions>, msg: JsMsg): Promise<void> {
+  private async deliver(
+    event: EventDefinition<unknown>,
+    group: string,
+    handler: EventHandler<unknown>,
+    opts: Required<ConsumeOptions>,
+    msg: JsMsg,
+  ): Promise<void> {
     const deliveryCount = msg.info.deliveryCount;
     const id = msg.headers?.get(MSG_ID_HEADER) || `${msg.info.stream}:${msg.info.streamSequence}`;
     const headers = userHeaders(msg.headers);
@@ -190,19 +274,38 @@ export class NatsBus extends Bus {
     const keepAlive = setInterval(() => settle(() => msg.working()), ACK_WAIT_MS / 3);
     const run = (async () => {
       try {
-        await withReceiveSpan(`${event.subject} process`, 'consumer', event.subject, headers, async () => {
-          const payload = decode(await this.incoming(msg.data, msg.headers, false));
-          await handler({ id, subject: event.subject, payload, publishedAt: msg.time.toISOString(), deliveryCount, headers: { ...headers } });
-        });
+        await withReceiveSpan(
+          `${event.subject} process`,
+          'consumer',
+          event.subject,
+          headers,
+          async () => {
+            const payload = decode(await this.incoming(msg.data, msg.headers, false));
+            await handler({
+              id,
+              subject: event.subject,
+              payload,
+              publishedAt: msg.time.toISOString(),
+              deliveryCount,
+              headers: { ...headers },
+            });
+          },
+        );
         settle(() => msg.ack(), this.logger);
       } catch (err) {
         const message = err instanceof Error ? err.message : String(err);
         if (deliveryCount >= opts.maxDeliver) {
-          this.logger.error({ subject: event.subject, group, eventId: id, deliveryCount, err: message }, 'event dead-lettered after too many failed deliveries');
+          this.logger.error(
+            { subject: event.subject, group, eventId: id, deliveryCount, err: message },
+            'event dead-lettered after too many failed deliveries',
+          );
           settle(() => msg.term(), this.logger);
           return;
         }
-        this.logger.warn({ subject: event.subject, group, eventId: id, deliveryCount, err: message }, 'event handler failed; will redeliver');
+        this.logger.warn(
+          { subject: event.subject, group, eventId: id, deliveryCount, err: message },
+          'event handler failed; will redeliver',
+        );
         settle(() => msg.nak(opts.retryDelayMs(deliveryCount)), this.logger);
       } finally {
         clearInterval(keepAlive);
@@ -218,8 +321,17 @@ export class NatsBus extends Bus {
       const duplicateWindow = nanos(Math.min(DUPLICATE_WINDOW_MS, this.streamMaxAgeMs));
       try {
         const info = await this.jsm.streams.info(this.streamName);
-        if (info.config.max_age !== maxAge || info.config.duplicate_window !== duplicateWindow || (info.config.num_replicas ?? 1) !== this.replicas) {
-          await this.jsm.streams.update(this.streamName, { ...info.config, max_age: maxAge, duplicate_window: duplicateWindow, num_replicas: this.replicas });
+        if (
+          info.config.max_age !== maxAge ||
+          info.config.duplicate_window !== duplicateWindow ||
+          (info.config.num_replicas ?? 1) !== this.replicas
+        ) {
+          await this.jsm.streams.update(this.streamName, {
+            ...info.config,
+            max_age: maxAge,
+            duplicate_window: duplicateWindow,
+            num_replicas: this.replicas,
+          });
         }
       } catch (err) {
         if (!isApiError(err, JetStreamApiCodes.StreamNotFound)) throw err;
@@ -258,7 +370,11 @@ export class NatsBus extends Bus {
    * Makes sure the durable consumer exists; with `opts` (a consume() call) its redelivery and
    * flow-control settings are brought in line with the subscriber's options.
    */
-  private async ensureConsumer(event: EventDefinition<unknown>, group: string, opts?: Required<ConsumeOptions>): Promise<void> {
+  private async ensureConsumer(
+    event: EventDefinition<unknown>,
+    group: string,
+    opts?: Required<ConsumeOptions>,
+  ): Promise<void> {
     const durable = durableName(event, group);
     const maxDeliver = opts?.maxDeliver ?? DEFAULT_CONSUME.maxDeliver;
     const maxAckPending = maxAckPendingFor(opts?.concurrency ?? DEFAULT_CONSUME.concurrency);
@@ -279,34 +395,66 @@ export class NatsBus extends Bus {
         max_deliver: maxDeliver,
         max_ack_pending: maxAckPending,
       });
-    } else if (opts && (existing.config.max_deliver !== maxDeliver || existing.config.max_ack_pending !== maxAckPending)) {
-      await this.jsm.consumers.update(this.streamName, durable, { max_deliver: maxDeliver, max_ack_pending: maxAckPending });
+    } else if (
+      opts &&
+      (existing.config.max_deliver !== maxDeliver ||
+        existing.config.max_ack_pending !== maxAckPending)
+    ) {
+      await this.jsm.consumers.update(this.streamName, durable, {
+        max_deliver: maxDeliver,
+        max_ack_pending: maxAckPending,
+      });
     }
   }
 
   // ---- request/reply --------------------------------------------------------------------------
 
-  async request<Req, Res>(rpc: RpcDefinition<Req, Res>, payload: Req, options: RequestOptions = {}): Promise<Res> {
+  async request<Req, Res>(
+    rpc: RpcDefinition<Req, Res>,
+    payload: Req,
+    options: RequestOptions = {},
+  ): Promise<Res> {
     this.assertOpen();
     const timeoutMs = options.timeoutMs ?? DEFAULT_REQUEST_TIMEOUT_MS;
     const deadline = Date.now() + timeoutMs;
-    return withSendSpan(`${rpc.subject} request`, 'client', rpc.subject, async (headers) => {
-      const { data, hdrs, claim } = await this.outgoing(encode(payload), headers, 'rpc');
-      let reply: Msg;
-      try {
-        reply = await this.nc.request(this.wire(rpc.subject), data, { timeout: Math.max(1, deadline - Date.now()), headers: hdrs });
-      } catch (err) {
-        if (err instanceof TimeoutError) throw new RunplaneError(504, `no reply to ${rpc.subject} within ${timeoutMs} ms`);
-        if (claim) void this.track(this.deleteBlob(claim)); // nobody got the request, so nobody will read it
-        if (err instanceof RequestError && err.isNoResponders()) throw RunplaneError.unavailable(`no instance of ${rpc.service} is answering ${rpc.subject}`);
-        if (err instanceof RequestError || err instanceof ClosedConnectionError) throw RunplaneError.unavailable(`bus unavailable while requesting ${rpc.subject}: ${err.message}`);
-        throw err;
-      }
-      return unwrapReply(decode(await this.incoming(reply.data, reply.headers, true)) as RpcReply<Res>);
-    }, options.headers);
+    return withSendSpan(
+      `${rpc.subject} request`,
+      'client',
+      rpc.subject,
+      async (headers) => {
+        const { data, hdrs, claim } = await this.outgoing(encode(payload), headers, 'rpc');
+        let reply: Msg;
+        try {
+          reply = await this.nc.request(this.wire(rpc.subject), data, {
+            timeout: Math.max(1, deadline - Date.now()),
+            headers: hdrs,
+          });
+        } catch (err) {
+          if (err instanceof TimeoutError)
+            throw new RunplaneError(504, `no reply to ${rpc.subject} within ${timeoutMs} ms`);
+          if (claim) void this.track(this.deleteBlob(claim)); // nobody got the request, so nobody will read it
+          if (err instanceof RequestError && err.isNoResponders())
+            throw RunplaneError.unavailable(
+              `no instance of ${rpc.service} is answering ${rpc.subject}`,
+            );
+          if (err instanceof RequestError || err instanceof ClosedConnectionError)
+            throw RunplaneError.unavailable(
+              `bus unavailable while requesting ${rpc.subject}: ${err.message}`,
+            );
+          throw err;
+        }
+        return unwrapReply(
+          decode(await this.incoming(reply.data, reply.headers, true)) as RpcReply<Res>,
+        );
+      },
+      options.headers,
+    );
   }
 
-  async serve<Req, Res>(rpc: RpcDefinition<Req, Res>, handler: RpcHandler<Req, Res>): Promise<Subscription> {
+  async serve<Req, Res>(
+    rpc: RpcDefinition<Req, Res>,
+    handler: RpcHandler<Req, Res>,
+  ): Promise<Subscription> {
     this.assertOpen();
     const mine = new Set<Promise<unknown>>();
     // The queue group makes replicas of the service share requests.
@@ -314,10 +462,15 @@ export class NatsBus extends Bus {
       queue: rpc.service,
       callback: (err, msg) => {
         if (err) {
-          this.logger.error({ subject: rpc.subject, err: String(err) }, 'request subscription failed');
+          this.logger.error(
+            { subject: rpc.subject, err: String(err) },
+            'request subscription failed',
+          );
           return;
         }
-        const run = this.track(this.answer(rpc.subject, handler as RpcHandler<unknown, unknown>, msg));
+        const run = this.track(
+          this.answer(rpc.subject, handler as RpcHandler<unknown, unknown>, msg),
+        );
         mine.add(run);
         void run.finally(() => mine.delete(run));
       },
@@ -330,17 +483,31 @@ export class NatsBus extends Bus {
     });
   }
 
-  private async answer(subject: string, handler: RpcHandler<unknown, unknown>, msg: Msg): Promise<void> {
+  private async answer(
+    subject: string,
+    handler: RpcHandler<unknown, unknown>,
+    msg: Msg,
+  ): Promise<void> {
     const headers = userHeaders(msg.headers);
-    const reply = await withReceiveSpan(`${subject} handle`, 'server', subject, headers, async (): Promise<RpcReply<unknown>> => {
-      try {
-        const payload = decode(await this.incoming(msg.data, msg.headers, true));
-        return { ok: true, data: await handler(payload, { subject, headers: { ...headers } }) };
-      } catch (err) {
-        if (!(err instanceof RunplaneError)) this.logger.error({ subject, err: (err as Error)?.stack ?? String(err) }, 'request handler failed');
-        return replyFromError(err, subject);
-      }
-    });
+    const reply = await withReceiveSpan(
+      `${subject} handle`,
+      'server',
+      subject,
+      headers,
+      async (): Promise<RpcReply<unknown>> => {
+        try {
+          const payload = decode(await this.incoming(msg.data, msg.headers, true));
+          return { ok: true, data: await handler(payload, { subject, headers: { ...headers } }) };
+        } catch (err) {
+          if (!(err instanceof RunplaneError))
+            this.logger.error(
+              { subject, err: (err as Error)?.stack ?? String(err) },
+              'request handler failed',
+            );
+          return replyFromError(err, subject);
+        }
+      },
+    );
     if (!msg.reply) return;
     try {
       const out = await this.outgoing(encode(reply), {}, 'rpc');
@@ -365,7 +532,9 @@ export class NatsBus extends Bus {
         if (err) return;
         void Promise.resolve()
           .then(() => handler(decode(msg.data) as T))
-          .catch((e) => this.logger.warn({ subject: signal.subject, err: String(e) }, 'signal handler failed'));
+          .catch((e) =>
+            this.logger.warn({ subject: signal.subject, err: String(e) }, 'signal handler failed'),
+          );
       },
     });
     await this.nc.flush();
@@ -375,7 +544,11 @@ export class NatsBus extends Bus {
   // ---- claim check ----------------------------------------------------------------------------
 
   /** Turns an encoded message into what goes on the wire, parking oversized bodies in the object store. */
-  private async outgoing(data: Uint8Array, headers: Headers, kind: 'rpc' | 'evt'): Promise<{ data: Uint8Array; hdrs?: MsgHdrs; claim?: string }> {
+  private async outgoing(
+    data: Uint8Array,
+    headers: Headers,
+    kind: 'rpc' | 'evt',
+  ): Promise<{ data: Uint8Array; hdrs?: MsgHdrs; claim?: string }> {
     const hdrs = toNatsHeaders(headers);
     if (data.length <= this.claimThreshold) return { data, hdrs };
     const claim = `${kind}.${randomUUID()}`;
@@ -390,11 +563,18 @@ export class NatsBus extends Bus {
    * and replies are read exactly once, so their objects go; an event's object stays for other
    * groups and redeliveries, and expires with the bucket's TTL.
    */
-  private async incoming(data: Uint8Array, hdrs: MsgHdrs | undefined, consume: boolean): Promise<Uint8Array> {
+  private async incoming(
+    data: Uint8Array,
+    hdrs: MsgHdrs | undefined,
+    consume: boolean,
+  ): Promise<Uint8Array> {
     const claim = hdrs?.get(CLAIM_CHECK_HEADER);
     if (!claim) return data;
     const blob = await (await this.blobs()).getBlob(claim);
-    if (!blob) throw new Error(`claim-checked payload ${claim} is missing from bucket ${this.bucketName} (expired?)`);
+    if (!blob)
+      throw new Error(
+        `claim-checked payload ${claim} is missing from bucket ${this.bucketName} (expired?)`,
+      );
     if (consume) void this.track(this.deleteBlob(claim));
     return blob;
   }
@@ -403,14 +583,21 @@ export class NatsBus extends Bus {
     try {
       await (await this.blobs()).delete(name);
     } catch (err) {
-      this.logger.warn({ object: name, err: String(err) }, 'could not delete a claim-checked payload; it expires with the bucket TTL');
+      this.logger.warn(
+        { object: name, err: String(err) },
+        'could not delete a claim-checked payload; it expires with the bucket TTL',
+      );
     }
   }
 
   private blobs(): Promise<ObjectStore> {
     // An event's payload must outlive the event, so the TTL is at least the stream's max age.
     this.blobStore ??= new Objm(this.js)
-      .create(this.bucketName, { storage: StorageType.File, ttl: nanos(Math.max(DAY_MS, this.streamMaxAgeMs)), replicas: this.replicas })
+      .create(this.bucketName, {
+        storage: StorageType.File,
+        ttl: nanos(Math.max(DAY_MS, this.streamMaxAgeMs)),
+        replicas: this.replicas,
+      })
       .catch((err) => {
         this.blobStore = undefined;
         throw err;
@@ -426,7 +613,10 @@ export class NatsBus extends Bus {
     await Promise.allSettled([...this.subscriptions].map((s) => s.stop()));
     await Promise.allSettled([...this.inflight]);
     // Drain flushes the acks and replies of the handlers that just finished.
-    if (!this.nc.isClosed()) await this.nc.drain().catch((err) => this.logger.warn({ err: String(err) }, 'NATS drain failed'));
+    if (!this.nc.isClosed())
+      await this.nc
+        .drain()
+        .catch((err) => this.logger.warn({ err: String(err) }, 'NATS drain failed'));
   }
 
   private register(stop: () => Promise<void>): Subscription {
@@ -494,7 +684,10 @@ class PullLoop {
         continue;
       }
       try {
-        this.batch = await this.consumer.fetch({ max_messages: this.concurrency - this.active, expires: PULL_EXPIRES_MS });
+        this.batch = await this.consumer.fetch({
+          max_messages: this.concurrency - this.active,
+          expires: PULL_EXPIRES_MS,
+        });
         if (this.stopped) this.batch.close().catch(() => {});
         // Messages already received when stop() closed the pull are "in hand" and still handled.
         for await (const msg of this.batch) this.dispatch(msg);
@@ -503,10 +696,17 @@ class PullLoop {
         if (this.stopped) break;
         // Includes a NATS reconnect or a server restart: pull again once the consumer answers.
         failures += 1;
-        if (failures === 1 || failures % 10 === 0) this.logger.warn({ ...this.where, failures, err: String(err) }, 'pulling events failed; retrying');
+        if (failures === 1 || failures % 10 === 0)
+          this.logger.warn(
+            { ...this.where, failures, err: String(err) },
+            'pulling events failed; retrying',
+          );
         await new Promise<void>((resolve) => {
           const t = setTimeout(resolve, Math.min(5000, 100 * 2 ** Math.min(failures, 6)));
-          this.wake = () => { clearTimeout(t); resolve(); };
+          this.wake = () => {
+            clearTimeout(t);
+            resolve();
+          };
         });
       } finally {
         this.batch = undefined;
@@ -528,7 +728,10 @@ class PullLoop {
 }
 
 /** Durable consumer name: one per (group, event name, version); dots and spaces are not allowed. */
-export function durableName(event: Pick<EventDefinition<unknown>, 'name' | 'version'>, group: string): string {
+export function durableName(
+  event: Pick<EventDefinition<unknown>, 'name' | 'version'>,
+  group: string,
+): string {
   return `${group}__${event.name}_v${event.version}`.replace(/[^A-Za-z0-9_-]/g, '_');
 }
 

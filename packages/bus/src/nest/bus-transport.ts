@@ -1,13 +1,22 @@
 import { Catch, type ArgumentsHost, type RpcExceptionFilter } from '@nestjs/common';
-import { BaseRpcContext, Server, type CustomTransportStrategy, type MessageHandler } from '@nestjs/microservices';
+import {
+  BaseRpcContext,
+  Server,
+  type CustomTransportStrategy,
+  type MessageHandler,
+} from '@nestjs/microservices';
 import { lastValueFrom, throwError, type Observable } from 'rxjs';
 import type { Bus, Headers, Subscription } from '../bus.js';
 import { BUS_BINDING, type BusBinding } from './decorators.js';
 
 /** Context handed to bus handlers (`@Ctx() ctx: BusContext`). */
 export class BusContext extends BaseRpcContext<[string, Headers]> {
-  getSubject(): string { return this.args[0]; }
-  getHeaders(): Headers { return this.args[1]; }
+  getSubject(): string {
+    return this.args[0];
+  }
+  getHeaders(): Headers {
+    return this.args[1];
+  }
 }
 
 /**
@@ -26,7 +35,10 @@ export class BusTransport extends Server implements CustomTransportStrategy {
     try {
       for (const [pattern, handler] of this.messageHandlers) {
         const binding = handler.extras?.[BUS_BINDING] as BusBinding | undefined;
-        if (!binding) throw new Error(`handler for "${pattern}" was not declared with @OnRpc, @OnEvent or @OnSignal`);
+        if (!binding)
+          throw new Error(
+            `handler for "${pattern}" was not declared with @OnRpc, @OnEvent or @OnSignal`,
+          );
         this.subscriptions.push(await this.subscribe(binding, handler));
       }
       callback();
@@ -37,16 +49,32 @@ export class BusTransport extends Server implements CustomTransportStrategy {
 
   private subscribe(binding: BusBinding, handler: MessageHandler): Promise<Subscription> {
     const invoke = async (payload: unknown, subject: string, headers: Headers) =>
-      lastValueFrom(this.transformToObservable(await handler(payload, new BusContext([subject, headers]))), { defaultValue: undefined });
+      lastValueFrom(
+        this.transformToObservable(await handler(payload, new BusContext([subject, headers]))),
+        { defaultValue: undefined },
+      );
     switch (binding.kind) {
       case 'rpc':
-        return this.bus.serve(binding.def, (payload, ctx) => invoke(payload, ctx.subject, ctx.headers));
+        return this.bus.serve(binding.def, (payload, ctx) =>
+          invoke(payload, ctx.subject, ctx.headers),
+        );
       case 'event':
-        return this.bus.consume(binding.def, binding.group, async (event) => {
-          await invoke(event.payload, event.subject, { ...event.headers, 'runplane-event-id': event.id, 'runplane-delivery-count': String(event.deliveryCount) });
-        }, binding.options);
+        return this.bus.consume(
+          binding.def,
+          binding.group,
+          async (event) => {
+            await invoke(event.payload, event.subject, {
+              ...event.headers,
+              'runplane-event-id': event.id,
+              'runplane-delivery-count': String(event.deliveryCount),
+            });
+          },
+          binding.options,
+        );
       case 'signal':
-        return this.bus.onSignal(binding.def, async (payload) => { await invoke(payload, binding.def.subject, {}); });
+        return this.bus.onSignal(binding.def, async (payload) => {
+          await invoke(payload, binding.def.subject, {});
+        });
     }
   }
 

@@ -16,11 +16,18 @@ export const OnRpc = (rpc: RpcDefinition<any, any>): MethodDecorator =>
   MessagePattern(rpc.subject, { [BUS_BINDING]: { kind: 'rpc', def: rpc } satisfies BusBinding });
 
 /** Consumes a durable event as consumer group `group` (must be declared in the event's `consumers`). */
-// eslint-disable-next-line @typescript-eslint/no-explicit-any -- any event's payload type
-export const OnEvent = (event: EventDefinition<any>, group: string, options?: ConsumeOptions): MethodDecorator =>
-  <MethodDecorator>EventPattern(event.subject, { [BUS_BINDING]: { kind: 'event', def: event, group, options } satisfies BusBinding });
+export const OnEvent = (
+  // eslint-disable-next-line @typescript-eslint/no-explicit-any -- any event's payload type
+  event: EventDefinition<any>,
+  group: string,
+  options?: ConsumeOptions,
+): MethodDecorator => <MethodDecorator>EventPattern(event.subject, {
+    [BUS_BINDING]: { kind: 'event', def: event, group, options } satisfies BusBinding,
+  });
 
 /** Receives a best-effort signal on every instance. */
 // eslint-disable-next-line @typescript-eslint/no-explicit-any -- any signal's payload type
 export const OnSignal = (signal: SignalDefinition<any>): MethodDecorator =>
-  <MethodDecorator>EventPattern(signal.subject, { [BUS_BINDING]: { kind: 'signal', def: signal } satisfies BusBinding });
+  <MethodDecorator>EventPattern(signal.subject, {
+    [BUS_BINDING]: { kind: 'signal', def: signal } satisfies BusBinding,
+  });

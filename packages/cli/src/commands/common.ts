@@ -26,13 +26,19 @@ export function output(flags: ClientFlags, value: unknown, text: () => string): 
 }
 
 /** Runs a client command; API errors, usage errors and an unreachable server become one line and exit 1. */
-export async function runClientCommand(baseUrl: () => string, body: () => Promise<number>): Promise<number> {
+export async function runClientCommand(
+  baseUrl: () => string,
+  body: () => Promise<number>,
+): Promise<number> {
   try {
     return await body();
   } catch (err) {
     if (err instanceof UsageError) return fail(err.message);
     if (err instanceof RunplaneError) return fail(`${err.status}: ${err.message}`);
-    if (err instanceof TypeError) return fail(`cannot reach ${baseUrl()}: ${(err.cause as Error | undefined)?.message ?? err.message}`);
+    if (err instanceof TypeError)
+      return fail(
+        `cannot reach ${baseUrl()}: ${(err.cause as Error | undefined)?.message ?? err.message}`,
+      );
     throw err;
   }
 }
@@ -45,5 +51,7 @@ export function fail(message: string): number {
 export function table(rows: string[][], header: string[]): string {
   const all = [header, ...rows];
   const widths = header.map((_, i) => Math.max(...all.map((r) => r[i].length)));
-  return all.map((r) => r.map((cell, i) => (i === r.length - 1 ? cell : cell.padEnd(widths[i]))).join('  ')).join('\n');
+  return all
+    .map((r) => r.map((cell, i) => (i === r.length - 1 ? cell : cell.padEnd(widths[i]))).join('  '))
+    .join('\n');
 }

@@ -1,6 +1,18 @@
-import { isFinalStatus, type JobRecord, type JobRequestDto, type RunplaneClient } from '@runplane/contracts';
+import {
+  isFinalStatus,
+  type JobRecord,
+  type JobRequestDto,
+  type RunplaneClient,
+} from '@runplane/contracts';
 import yoctoSpinner from 'yocto-spinner';
-import { clientFrom, output, runClientCommand, table, UsageError, type ClientFlags } from './common.js';
+import {
+  clientFrom,
+  output,
+  runClientCommand,
+  table,
+  UsageError,
+  type ClientFlags,
+} from './common.js';
 
 export interface QueueFlags extends ClientFlags {
   name?: string;
@@ -23,36 +35,70 @@ export const QUEUE_HELP = `  runplane endpoints create --name <n> --template <te
   runplane jobs cancel <endpointId> <jobId>`;
 
 /** `runplane endpoints …` / `runplane jobs …` through the public API, with the typed client users import. */
-export function runQueueCommand(group: 'endpoints' | 'jobs', args: string[], flags: QueueFlags): Promise<number> {
+export function runQueueCommand(
+  group: 'endpoints' | 'jobs',
+  args: string[],
+  flags: QueueFlags,
+): Promise<number> {
   let baseUrl = '';
-  return runClientCommand(() => baseUrl, async () => {
-    const connected = clientFrom(flags);
-    baseUrl = connected.baseUrl;
-    const [action, ...rest] = args;
-    if (group === 'endpoints') return endpoints(connected.client, action, flags);
-    return jobs(connected.client, action, rest, flags);
-  });
+  return runClientCommand(
+    () => baseUrl,
+    async () => {
+      const connected = clientFrom(flags);
+      baseUrl = connected.baseUrl;
+      const [action, ...rest] = args;
+      if (group === 'endpoints') return endpoints(connected.client, action, flags);
+      return jobs(connected.client, action, rest, flags);
+    },
+  );
 }
 
-async function endpoints(client: RunplaneClient, action: string | undefined, flags: QueueFlags): Promise<number> {
+async function endpoints(
+  client: RunplaneClient,
+  action: string | undefined,
+  flags: QueueFlags,
+): Promise<number> {
   if (action === 'create') {
     if (!flags.template) throw new UsageError('endpoints create needs --template <templateId>');
     const endpoint = await client.endpoints.create({
-      name: flags.name, templateId: flags.template,
-      workersMin: integer(flags['workers-min'], '--workers-min'), workersMax: integer(flags['workers-max'], '--workers-max'),
+      name: flags.name,
+      templateId: flags.template,
+      workersMin: integer(flags['workers-min'], '--workers-min'),
+      workersMax: integer(flags['workers-max'], '--workers-max'),
     });
-    output(flags, endpoint, () => `created endpoint ${endpoint.id} (${endpoint.name || 'unnamed'}) on template ${endpoint.templateId}, workers ${endpoint.workersMin}..${endpoint.workersMax}`);
+    output(
+      flags,
+      endpoint,
+      () =>
+        `created endpoint ${endpoint.id} (${endpoint.name || 'unnamed'}) on template ${endpoint.templateId}, workers ${endpoint.workersMin}..${endpoint.workersMax}`,
+    );
     return 0;
   }
   if (action === 'list') {
     const list = await client.endpoints.list();
-    output(flags, list, () => table(list.map((e) => [e.id, e.templateId, `${e.workersMin}..${e.workersMax}`, String(e.version), e.name]), ['ID', 'TEMPLATE', 'WORKERS', 'VERSION', 'NAME']));
+    output(flags, list, () =>
+      table(
+        list.map((e) => [
+          e.id,
+          e.templateId,
+          `${e.workersMin}..${e.workersMax}`,
+          String(e.version),
+          e.name,
+        ]),
+        ['ID', 'TEMPLATE', 'WORKERS', 'VERSION', 'NAME'],
+      ),
+    );
     return 0;
   }
   throw new UsageError(`unknown command "endpoints ${action ?? ''}"`);
 }
 
-async function jobs(client: RunplaneClient, action: string | undefined, args: string[], flags: QueueFlags): Promise<number> {
+async function jobs(
+  client: RunplaneClient,
+  action: string | undefined,
+  args: string[],
+  flags: QueueFlags,
+): Promise<number> {
   const [endpointId, jobId] = args;
   if (!endpointId) throw new UsageError(`jobs ${action ?? ''} needs the endpoint id`);
   const queue = client.queue(endpointId);
@@ -63,7 +109,11 @@ async function jobs(client: RunplaneClient, action: string | undefined, args: st
       output(flags, accepted, () => accepted.id);
       return 0;
     }
-    const record = await awaitFinal(() => queue.statusSync(accepted.id, { waitMs: integer(flags.wait, '--wait') ?? 90_000 }), accepted.id, flags);
+    const record = await awaitFinal(
+      () => queue.statusSync(accepted.id, { waitMs: integer(flags.wait, '--wait') ?? 90_000 }),
+      accepted.id,
+      flags,
+    );
     output(flags, record, () => describe(record));
     return record.status === 'COMPLETED' ? 0 : 2;
   }
@@ -94,8 +144,15 @@ async function jobs(client: RunplaneClient, action: string | undefined, args: st
 }
 
 /** Polls status-sync until the job is final, with a spinner showing its status on a terminal. */
-async function awaitFinal(poll: () => Promise<JobRecord>, jobId: string, flags: QueueFlags): Promise<JobRecord> {
-  const spinner = process.stderr.isTTY && !flags.json ? yoctoSpinner({ text: `job ${jobId} IN_QUEUE` }).start() : undefined;
+async function awaitFinal(
+  poll: () => Promise<JobRecord>,
+  jobId: string,
+  flags: QueueFlags,
+): Promise<JobRecord> {
+  const spinner =
+    process.stderr.isTTY && !flags.json
+      ? yoctoSpinner({ text: `job ${jobId} IN_QUEUE` }).start()
+      : undefined;
   try {
     for (;;) {
       const record = await poll();
@@ -113,14 +170,15 @@ async function awaitFinal(poll: () => Promise<JobRecord>, jobId: string, flags: 
 
 function describe(record: JobRecord): string {
   const lines = [`${record.id} ${record.status}`];
-  if (record.delayTime !== undefined) lines.push(`  delay ${record.delayTime} ms, execution ${record.executionTime ?? 0} ms`);
+  if (record.delayTime !== undefined)
+    lines.push(`  delay ${record.delayTime} ms, execution ${record.executionTime ?? 0} ms`);
   if (record.error) lines.push(`  error: ${record.error}`);
   if (record.output !== undefined) lines.push(`  output: ${JSON.stringify(record.output)}`);
   return lines.join('\n');
 }
 
 function parseInput(text: string | undefined): unknown {
-  if (text === undefined) throw new UsageError('jobs run needs --input \'<json object>\'');
+  if (text === undefined) throw new UsageError("jobs run needs --input '<json object>'");
   try {
     return JSON.parse(text);
   } catch {

@@ -22,7 +22,8 @@ export class CreateApiKeyDto {
   @IsOptional() @IsString() @IsNotEmpty() userId?: string;
   @IsIn(API_KEY_SCOPES) scope!: ApiKeyScope;
   @ValidateIf((o: CreateApiKeyDto) => o.scope === 'worker' || o.endpointId !== undefined)
-  @IsString() @IsNotEmpty()
+  @IsString()
+  @IsNotEmpty()
   endpointId?: string;
 }
 
@@ -42,4 +43,9 @@ export interface CreatedApiKey extends ApiKeyView {
 }
 
 /** How wide a scope is, for "no wider than its own": admin > readwrite > readonly > worker. */
-export const SCOPE_RANK: Readonly<Record<ApiKeyScope, number>> = { admin: 3, readwrite: 2, readonly: 1, worker: 0 };
+export const SCOPE_RANK: Readonly<Record<ApiKeyScope, number>> = {
+  admin: 3,
+  readwrite: 2,
+  readonly: 1,
+  worker: 0,
+};

@@ -43,12 +43,25 @@ export interface SignalDefinition<T> {
   readonly __type?: T;
 }
 
-export function defineRpc<Req, Res>(service: ServiceName, operation: string, requestType?: new () => Req): RpcDefinition<Req, Res> {
-  return { kind: 'rpc', subject: `${SUBJECT_ROOT}.rpc.${service}.${operation}`, service, requestType };
+export function defineRpc<Req, Res>(
+  service: ServiceName,
+  operation: string,
+  requestType?: new () => Req,
+): RpcDefinition<Req, Res> {
+  return {
+    kind: 'rpc',
+    subject: `${SUBJECT_ROOT}.rpc.${service}.${operation}`,
+    service,
+    requestType,
+  };
 }
 
 export function defineEvent<T>(spec: {
-  name: string; version: number; producer: ServiceName; consumers: readonly string[]; payloadType?: new () => T;
+  name: string;
+  version: number;
+  producer: ServiceName;
+  consumers: readonly string[];
+  payloadType?: new () => T;
 }): EventDefinition<T> {
   return { kind: 'event', subject: `${SUBJECT_ROOT}.evt.${spec.name}.v${spec.version}`, ...spec };
 }

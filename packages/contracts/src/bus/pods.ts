@@ -39,9 +39,17 @@ export interface TemplatePodUsage {
 }
 
 export const PodRpc = {
-  startWorker: defineRpc<StartWorkerRequest, StartWorkerResponse>('pod-rest', 'workers.start', StartWorkerRequest),
+  startWorker: defineRpc<StartWorkerRequest, StartWorkerResponse>(
+    'pod-rest',
+    'workers.start',
+    StartWorkerRequest,
+  ),
   stopWorker: defineRpc<StopWorkerRequest, Ack>('pod-rest', 'workers.stop', StopWorkerRequest),
-  templateUsage: defineRpc<TemplateUsageRequest, TemplatePodUsage>('pod-rest', 'pods.template-usage', TemplateUsageRequest),
+  templateUsage: defineRpc<TemplateUsageRequest, TemplatePodUsage>(
+    'pod-rest',
+    'pods.template-usage',
+    TemplateUsageRequest,
+  ),
 } as const;
 
 /**

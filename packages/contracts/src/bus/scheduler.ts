@@ -1,6 +1,24 @@
 import { Type } from 'class-transformer';
-import { IsArray, IsBoolean, IsIn, IsInt, IsNotEmpty, IsObject, IsOptional, IsString, Max, MaxLength, Min, ValidateNested } from 'class-validator';
-import { EndpointCreateDto, EndpointUpdateDto, type Endpoint, type HealthRecord } from '../endpoints/endpoint.dto.js';
+import {
+  IsArray,
+  IsBoolean,
+  IsIn,
+  IsInt,
+  IsNotEmpty,
+  IsObject,
+  IsOptional,
+  IsString,
+  Max,
+  MaxLength,
+  Min,
+  ValidateNested,
+} from 'class-validator';
+import {
+  EndpointCreateDto,
+  EndpointUpdateDto,
+  type Endpoint,
+  type HealthRecord,
+} from '../endpoints/endpoint.dto.js';
 import { JOB_STATUSES, type JobStatus } from '../jobs/job-status.js';
 import { JobRequestDto } from '../jobs/job-request.dto.js';
 import type { JobAccepted, JobRecord } from '../jobs/job-record.js';
@@ -63,7 +81,13 @@ export class ListJobsRequest extends EndpointScopedRequest {
 }
 
 export interface ListJobsResponse {
-  requests: Array<{ id: string; status: JobStatus; createdAt: string; delayTime?: number; executionTime?: number }>;
+  requests: Array<{
+    id: string;
+    status: JobStatus;
+    createdAt: string;
+    delayTime?: number;
+    executionTime?: number;
+  }>;
   nextCursor: string | null;
 }
 
@@ -170,30 +194,82 @@ export class TemplateReleaseRequest {
  */
 export const SchedulerRpc = {
   submitJob: defineRpc<SubmitJobRequest, JobAccepted>('scheduler', 'jobs.submit', SubmitJobRequest),
-  runJobSync: defineRpc<RunJobSyncRequest, JobRecord>('scheduler', 'jobs.run-sync', RunJobSyncRequest),
+  runJobSync: defineRpc<RunJobSyncRequest, JobRecord>(
+    'scheduler',
+    'jobs.run-sync',
+    RunJobSyncRequest,
+  ),
   getJob: defineRpc<GetJobRequest, JobRecord>('scheduler', 'jobs.get', GetJobRequest),
   awaitJob: defineRpc<AwaitJobRequest, JobRecord>('scheduler', 'jobs.await', AwaitJobRequest),
-  streamJob: defineRpc<StreamJobRequest, StreamResponse>('scheduler', 'jobs.stream', StreamJobRequest),
+  streamJob: defineRpc<StreamJobRequest, StreamResponse>(
+    'scheduler',
+    'jobs.stream',
+    StreamJobRequest,
+  ),
   cancelJob: defineRpc<JobScopedRequest, JobAccepted>('scheduler', 'jobs.cancel', JobScopedRequest),
   retryJob: defineRpc<JobScopedRequest, JobAccepted>('scheduler', 'jobs.retry', JobScopedRequest),
-  purgeQueue: defineRpc<EndpointScopedRequest, PurgeResponse>('scheduler', 'jobs.purge', EndpointScopedRequest),
+  purgeQueue: defineRpc<EndpointScopedRequest, PurgeResponse>(
+    'scheduler',
+    'jobs.purge',
+    EndpointScopedRequest,
+  ),
   listJobs: defineRpc<ListJobsRequest, ListJobsResponse>('scheduler', 'jobs.list', ListJobsRequest),
-  health: defineRpc<EndpointScopedRequest, HealthRecord>('scheduler', 'endpoints.health', EndpointScopedRequest),
+  health: defineRpc<EndpointScopedRequest, HealthRecord>(
+    'scheduler',
+    'endpoints.health',
+    EndpointScopedRequest,
+  ),
 
-  takeJobs: defineRpc<TakeJobsRequest, TakeJobsResponse>('scheduler', 'workers.take', TakeJobsRequest),
-  releaseJobs: defineRpc<ReleaseJobsRequest, Ack>('scheduler', 'workers.release', ReleaseJobsRequest),
+  takeJobs: defineRpc<TakeJobsRequest, TakeJobsResponse>(
+    'scheduler',
+    'workers.take',
+    TakeJobsRequest,
+  ),
+  releaseJobs: defineRpc<ReleaseJobsRequest, Ack>(
+    'scheduler',
+    'workers.release',
+    ReleaseJobsRequest,
+  ),
   jobDone: defineRpc<JobDoneRequest, Ack>('scheduler', 'workers.done', JobDoneRequest),
   jobStream: defineRpc<JobStreamRequest, Ack>('scheduler', 'workers.stream', JobStreamRequest),
   ping: defineRpc<PingRequest, Ack>('scheduler', 'workers.ping', PingRequest),
-  stopJobs: defineRpc<StopJobsRequest, StopJobsResponse>('scheduler', 'workers.stop', StopJobsRequest),
+  stopJobs: defineRpc<StopJobsRequest, StopJobsResponse>(
+    'scheduler',
+    'workers.stop',
+    StopJobsRequest,
+  ),
 
-  createEndpoint: defineRpc<CreateEndpointRequest, Endpoint>('scheduler', 'endpoints.create', CreateEndpointRequest),
+  createEndpoint: defineRpc<CreateEndpointRequest, Endpoint>(
+    'scheduler',
+    'endpoints.create',
+    CreateEndpointRequest,
+  ),
   listEndpoints: defineRpc<OwnedRequest, Endpoint[]>('scheduler', 'endpoints.list', OwnedRequest),
-  getEndpoint: defineRpc<EndpointScopedRequest, Endpoint>('scheduler', 'endpoints.get', EndpointScopedRequest),
-  updateEndpoint: defineRpc<UpdateEndpointRequest, Endpoint>('scheduler', 'endpoints.update', UpdateEndpointRequest),
-  deleteEndpoint: defineRpc<EndpointScopedRequest, Ack>('scheduler', 'endpoints.delete', EndpointScopedRequest),
-  templateUsage: defineRpc<TemplateUsageRequest, TemplateUsageResponse>('scheduler', 'endpoints.template-usage', TemplateUsageRequest),
-  releaseTemplate: defineRpc<TemplateReleaseRequest, Ack>('scheduler', 'endpoints.release-template', TemplateReleaseRequest),
+  getEndpoint: defineRpc<EndpointScopedRequest, Endpoint>(
+    'scheduler',
+    'endpoints.get',
+    EndpointScopedRequest,
+  ),
+  updateEndpoint: defineRpc<UpdateEndpointRequest, Endpoint>(
+    'scheduler',
+    'endpoints.update',
+    UpdateEndpointRequest,
+  ),
+  deleteEndpoint: defineRpc<EndpointScopedRequest, Ack>(
+    'scheduler',
+    'endpoints.delete',
+    EndpointScopedRequest,
+  ),
+  templateUsage: defineRpc<TemplateUsageRequest, TemplateUsageResponse>(
+    'scheduler',
+    'endpoints.template-usage',
+    TemplateUsageRequest,
+  ),
+  releaseTemplate: defineRpc<TemplateReleaseRequest, Ack>(
+    'scheduler',
+    'endpoints.release-template',
+    TemplateReleaseRequest,
+  ),
 } as const;
 
 /** One change of `scheduler.jobs.changed`: what changed, so that each replica wakes only the long polls it concerns. */

@@ -1,5 +1,12 @@
 import { Type } from 'class-transformer';
-import { IsBoolean, IsNotEmpty, IsObject, IsOptional, IsString, ValidateNested } from 'class-validator';
+import {
+  IsBoolean,
+  IsNotEmpty,
+  IsObject,
+  IsOptional,
+  IsString,
+  ValidateNested,
+} from 'class-validator';
 import { TemplateCreateDto, TemplateUpdateDto, type Template } from '../templates/template.dto.js';
 import { defineEvent, defineRpc } from './definitions.js';
 import { OwnedRequest, type Ack } from './scheduler.js';
@@ -28,14 +35,40 @@ export class TemplateUpdatedEvent {
 
 /** Request/reply operations answered by template-graphql, which owns templates. */
 export const TemplateRpc = {
-  create: defineRpc<CreateTemplateRequest, Template>('template-graphql', 'templates.create', CreateTemplateRequest),
-  list: defineRpc<ListTemplatesRequest, Template[]>('template-graphql', 'templates.list', ListTemplatesRequest),
+  create: defineRpc<CreateTemplateRequest, Template>(
+    'template-graphql',
+    'templates.create',
+    CreateTemplateRequest,
+  ),
+  list: defineRpc<ListTemplatesRequest, Template[]>(
+    'template-graphql',
+    'templates.list',
+    ListTemplatesRequest,
+  ),
   /** Readable by the owner, and by anyone for public templates. */
-  get: defineRpc<TemplateScopedRequest, Template>('template-graphql', 'templates.get', TemplateScopedRequest),
-  update: defineRpc<UpdateTemplateRequest, Template>('template-graphql', 'templates.update', UpdateTemplateRequest),
-  delete: defineRpc<TemplateScopedRequest, Ack>('template-graphql', 'templates.delete', TemplateScopedRequest),
+  get: defineRpc<TemplateScopedRequest, Template>(
+    'template-graphql',
+    'templates.get',
+    TemplateScopedRequest,
+  ),
+  update: defineRpc<UpdateTemplateRequest, Template>(
+    'template-graphql',
+    'templates.update',
+    UpdateTemplateRequest,
+  ),
+  delete: defineRpc<TemplateScopedRequest, Ack>(
+    'template-graphql',
+    'templates.delete',
+    TemplateScopedRequest,
+  ),
 } as const;
 
 export const TemplateEvents = {
-  updated: defineEvent<TemplateUpdatedEvent>({ name: 'template.updated', version: 1, producer: 'template-graphql', consumers: ['scheduler'], payloadType: TemplateUpdatedEvent }),
+  updated: defineEvent<TemplateUpdatedEvent>({
+    name: 'template.updated',
+    version: 1,
+    producer: 'template-graphql',
+    consumers: ['scheduler'],
+    payloadType: TemplateUpdatedEvent,
+  }),
 } as const;

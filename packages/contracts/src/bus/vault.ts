@@ -51,17 +51,37 @@ export interface ResolveSecretsResponse {
 
 /** Request/reply operations answered by secrets-vault, which owns users, API keys and secrets. */
 export const VaultRpc = {
-  verifyApiKey: defineRpc<VerifyApiKeyRequest, VerifyApiKeyResponse>('secrets-vault', 'apikeys.verify', VerifyApiKeyRequest),
-  mintWorkerKey: defineRpc<MintWorkerKeyRequest, MintWorkerKeyResponse>('secrets-vault', 'apikeys.mint-worker', MintWorkerKeyRequest),
+  verifyApiKey: defineRpc<VerifyApiKeyRequest, VerifyApiKeyResponse>(
+    'secrets-vault',
+    'apikeys.verify',
+    VerifyApiKeyRequest,
+  ),
+  mintWorkerKey: defineRpc<MintWorkerKeyRequest, MintWorkerKeyResponse>(
+    'secrets-vault',
+    'apikeys.mint-worker',
+    MintWorkerKeyRequest,
+  ),
   /** Name taken by the owner: 409. The value is stored encrypted and never returned. */
-  createSecret: defineRpc<CreateSecretRequest, Secret>('secrets-vault', 'secrets.create', CreateSecretRequest),
+  createSecret: defineRpc<CreateSecretRequest, Secret>(
+    'secrets-vault',
+    'secrets.create',
+    CreateSecretRequest,
+  ),
   listSecrets: defineRpc<OwnedRequest, Secret[]>('secrets-vault', 'secrets.list', OwnedRequest),
-  deleteSecret: defineRpc<SecretScopedRequest, Ack>('secrets-vault', 'secrets.delete', SecretScopedRequest),
+  deleteSecret: defineRpc<SecretScopedRequest, Ack>(
+    'secrets-vault',
+    'secrets.delete',
+    SecretScopedRequest,
+  ),
   /**
    * For the compute path only (pod-rest, when a worker or Pod starts): the env with its secret
    * references resolved. A reference to a secret the owner does not have is 400 SECRET_NOT_FOUND.
    */
-  resolveSecrets: defineRpc<ResolveSecretsRequest, ResolveSecretsResponse>('secrets-vault', 'secrets.resolve', ResolveSecretsRequest),
+  resolveSecrets: defineRpc<ResolveSecretsRequest, ResolveSecretsResponse>(
+    'secrets-vault',
+    'secrets.resolve',
+    ResolveSecretsRequest,
+  ),
 } as const;
 
 export const VaultSignals = {

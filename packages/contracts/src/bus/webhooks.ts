@@ -23,7 +23,13 @@ export class JobFinishedEvent {
 
 export const JobEvents = {
   /** The event id is the delivery's `webhook-id`. */
-  finished: defineEvent<JobFinishedEvent>({ name: 'job.finished', version: 1, producer: 'scheduler', consumers: ['webhook-sender'], payloadType: JobFinishedEvent }),
+  finished: defineEvent<JobFinishedEvent>({
+    name: 'job.finished',
+    version: 1,
+    producer: 'scheduler',
+    consumers: ['webhook-sender'],
+    payloadType: JobFinishedEvent,
+  }),
 } as const;
 
 export class SigningSecretRequest {
@@ -37,5 +43,9 @@ export interface SigningSecretResponse {
 
 /** The vault keeps each account's webhook signing secret (a separate RPC from API keys and template secrets). */
 export const WebhookVaultRpc = {
-  signingSecret: defineRpc<SigningSecretRequest, SigningSecretResponse>('secrets-vault', 'webhooks.signing-secret', SigningSecretRequest),
+  signingSecret: defineRpc<SigningSecretRequest, SigningSecretResponse>(
+    'secrets-vault',
+    'webhooks.signing-secret',
+    SigningSecretRequest,
+  ),
 } as const;

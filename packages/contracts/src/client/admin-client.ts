@@ -1,4 +1,10 @@
-import type { ApiKeyView, CreateApiKeyDto, CreatedApiKey, CreateUserDto, User } from '../auth/apikey.dto.js';
+import type {
+  ApiKeyView,
+  CreateApiKeyDto,
+  CreatedApiKey,
+  CreateUserDto,
+  User,
+} from '../auth/apikey.dto.js';
 import { HttpCaller, type ClientOptions } from './http.js';
 
 /** `/v1/apikeys`: the caller's keys (an admin: everybody's). A created key's value is returned only once. */
@@ -14,7 +20,10 @@ export class ApiKeysClient {
   }
 
   list(options: { userId?: string } = {}): Promise<ApiKeyView[]> {
-    return this.http.call('GET', `/v1/apikeys${options.userId ? `?userId=${encodeURIComponent(options.userId)}` : ''}`);
+    return this.http.call(
+      'GET',
+      `/v1/apikeys${options.userId ? `?userId=${encodeURIComponent(options.userId)}` : ''}`,
+    );
   }
 
   async revoke(keyId: string): Promise<void> {

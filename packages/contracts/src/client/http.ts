@@ -19,8 +19,16 @@ export class HttpCaller {
     this.fetchImpl = options.fetch ?? fetch;
   }
 
-  async call<T>(method: string, path: string, body?: unknown, extra: { timeoutMs?: number; headers?: Record<string, string> } = {}): Promise<T> {
-    const headers: Record<string, string> = { authorization: `Bearer ${this.options.apiKey}`, ...extra.headers };
+  async call<T>(
+    method: string,
+    path: string,
+    body?: unknown,
+    extra: { timeoutMs?: number; headers?: Record<string, string> } = {},
+  ): Promise<T> {
+    const headers: Record<string, string> = {
+      authorization: `Bearer ${this.options.apiKey}`,
+      ...extra.headers,
+    };
     if (body !== undefined) headers['content-type'] = 'application/json';
     const res = await this.fetchImpl(`${this.base}${path}`, {
       method,
@@ -31,7 +39,11 @@ export class HttpCaller {
     const text = await res.text();
     const json = text ? safeJson(text) : undefined;
     if (!res.ok) {
-      const errorBody = (json && typeof json === 'object' ? json : { status: res.status, message: text || res.statusText }) as Partial<ErrorBody>;
+      const errorBody = (
+        json && typeof json === 'object'
+          ? json
+          : { status: res.status, message: text || res.statusText }
+      ) as Partial<ErrorBody>;
       throw RunplaneError.fromBody({ ...errorBody, status: res.status });
     }
     return json as T;

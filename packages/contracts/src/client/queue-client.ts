@@ -1,4 +1,9 @@
-import type { EndpointCreateDto, EndpointUpdateDto, Endpoint, HealthRecord } from '../endpoints/endpoint.dto.js';
+import type {
+  EndpointCreateDto,
+  EndpointUpdateDto,
+  Endpoint,
+  HealthRecord,
+} from '../endpoints/endpoint.dto.js';
 import type { JobRequestDto } from '../jobs/job-request.dto.js';
 import type { JobAccepted, JobRecord } from '../jobs/job-record.js';
 import type { ListJobsResponse, PurgeResponse, StreamResponse } from '../bus/scheduler.js';
@@ -12,7 +17,10 @@ export class QueueClient {
   private readonly http: HttpCaller;
   private readonly prefix: string;
 
-  constructor(options: ClientOptions, readonly endpointId: string) {
+  constructor(
+    options: ClientOptions,
+    readonly endpointId: string,
+  ) {
     this.http = new HttpCaller(options);
     this.prefix = `/v2/${encodeURIComponent(endpointId)}`;
   }
@@ -23,32 +31,49 @@ export class QueueClient {
 
   /** Queues a job; `{id, status: "IN_QUEUE"}`. The same `idempotencyKey` within 24 h returns the same job. */
   run(request: JobRequestDto, options: { idempotencyKey?: string } = {}): Promise<JobAccepted> {
-    const headers = options.idempotencyKey ? { 'idempotency-key': options.idempotencyKey } : undefined;
+    const headers = options.idempotencyKey
+      ? { 'idempotency-key': options.idempotencyKey }
+      : undefined;
     return this.http.call('POST', `${this.prefix}/run`, request, { headers });
   }
 
   /** Runs a job and waits up to `waitMs` (1000..300000, default 90000) for its final record. */
-  runsync(request: JobRequestDto, options: { waitMs?: number; idempotencyKey?: string } = {}): Promise<JobRecord> {
+  runsync(
+    request: JobRequestDto,
+    options: { waitMs?: number; idempotencyKey?: string } = {},
+  ): Promise<JobRecord> {
     const wait = options.waitMs ?? 90_000;
-    const headers = options.idempotencyKey ? { 'idempotency-key': options.idempotencyKey } : undefined;
-    return this.http.call('POST', `${this.prefix}/runsync?wait=${wait}`, request, { headers, timeoutMs: wait + 30_000 });
+    const headers = options.idempotencyKey
+      ? { 'idempotency-key': options.idempotencyKey }
+      : undefined;
+    return this.http.call('POST', `${this.prefix}/runsync?wait=${wait}`, request, {
+      headers,
+      timeoutMs: wait + 30_000,
+    });
   }
 
   /** The job's record; `ttlMs` sets its TTL (from submission). */
   status(jobId: string, options: { ttlMs?: number } = {}): Promise<JobRecord> {
-    return this.http.call('GET', `${this.job('status', jobId)}${options.ttlMs !== undefined ? `?ttl=${options.ttlMs}` : ''}`);
+    return this.http.call(
+      'GET',
+      `${this.job('status', jobId)}${options.ttlMs !== undefined ? `?ttl=${options.ttlMs}` : ''}`,
+    );
   }
 
   /** Waits up to `waitMs` for the job to be final, then returns its record. */
   statusSync(jobId: string, options: { waitMs?: number } = {}): Promise<JobRecord> {
     const wait = options.waitMs ?? 90_000;
-    return this.http.call('GET', `${this.job('status-sync', jobId)}?wait=${wait}`, undefined, { timeoutMs: wait + 30_000 });
+    return this.http.call('GET', `${this.job('status-sync', jobId)}?wait=${wait}`, undefined, {
+      timeoutMs: wait + 30_000,
+    });
   }
 
   /** Chunks not returned before (drain); waits up to `waitMs` (default 10000) when there are none yet. */
   streamOnce(jobId: string, options: { waitMs?: number } = {}): Promise<StreamResponse> {
     const wait = options.waitMs ?? 10_000;
-    return this.http.call('GET', `${this.job('stream', jobId)}?wait=${wait}`, undefined, { timeoutMs: wait + 30_000 });
+    return this.http.call('GET', `${this.job('stream', jobId)}?wait=${wait}`, undefined, {
+      timeoutMs: wait + 30_000,
+    });
   }
 
   /** Every stream chunk's `output`, in order, until the job is final; then returns its final status. */
@@ -77,7 +102,9 @@ export class QueueClient {
   }
 
   /** The endpoint's jobs, newest first, a page at a time (`nextCursor`). */
-  requests(options: { status?: JobStatus; limit?: number; cursor?: string } = {}): Promise<ListJobsResponse> {
+  requests(
+    options: { status?: JobStatus; limit?: number; cursor?: string } = {},
+  ): Promise<ListJobsResponse> {
     const query = new URLSearchParams();
     for (const [k, v] of Object.entries(options)) if (v !== undefined) query.set(k, String(v));
     const qs = query.toString();
@@ -136,7 +163,11 @@ export class TemplatesClient {
 
   /** Spec `POST /v1/templates/{id}/update`; a change starts a rolling release of its endpoints. */
   update(templateId: string, changes: TemplateUpdateDto): Promise<Template> {
-    return this.http.call('POST', `/v1/templates/${encodeURIComponent(templateId)}/update`, changes);
+    return this.http.call(
+      'POST',
+      `/v1/templates/${encodeURIComponent(templateId)}/update`,
+      changes,
+    );
   }
 
   async delete(templateId: string): Promise<void> {

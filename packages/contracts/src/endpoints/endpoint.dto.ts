@@ -1,4 +1,15 @@
-import { IsArray, IsIn, IsInt, IsOptional, IsString, Max, MaxLength, Min, MinLength, ValidateIf } from 'class-validator';
+import {
+  IsArray,
+  IsIn,
+  IsInt,
+  IsOptional,
+  IsString,
+  Max,
+  MaxLength,
+  Min,
+  MinLength,
+  ValidateIf,
+} from 'class-validator';
 import { JOB_LIMITS } from '../jobs/limits.js';
 
 export const SCALER_TYPES = ['QUEUE_DELAY', 'REQUEST_COUNT'] as const;
@@ -27,7 +38,11 @@ export class EndpointUpdateDto {
   @IsOptional() @IsInt() @Min(0) @Max(1000) workersMin?: number;
   @IsOptional() @IsInt() @Min(0) @Max(1000) workersMax?: number;
   @IsOptional() @IsInt() @Min(1) @Max(3600) idleTimeout?: number;
-  @IsOptional() @IsInt() @Min(JOB_LIMITS.executionTimeout.min) @Max(JOB_LIMITS.executionTimeout.max) executionTimeoutMs?: number;
+  @IsOptional()
+  @IsInt()
+  @Min(JOB_LIMITS.executionTimeout.min)
+  @Max(JOB_LIMITS.executionTimeout.max)
+  executionTimeoutMs?: number;
   @IsOptional() @IsIn(SCALER_TYPES) scalerType?: ScalerType;
   @IsOptional() @IsInt() @Min(1) scalerValue?: number;
   @IsOptional() @IsString() networkVolumeId?: string;
@@ -69,5 +84,12 @@ export interface Endpoint {
 /** `/health` (spec "Health record" + contract §3 worker states). */
 export interface HealthRecord {
   jobs: { completed: number; failed: number; inProgress: number; inQueue: number; retried: number };
-  workers: { idle: number; initializing: number; ready: number; running: number; throttled: number; unhealthy: number };
+  workers: {
+    idle: number;
+    initializing: number;
+    ready: number;
+    running: number;
+    throttled: number;
+    unhealthy: number;
+  };
 }

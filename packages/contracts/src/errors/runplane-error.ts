@@ -20,11 +20,23 @@ export interface ErrorBody {
 }
 
 /** GraphQL `extensions.code` values (contract §2). */
-export type GraphqlErrorCode = 'BAD_USER_INPUT' | 'NOT_FOUND' | 'CONFLICT' | 'FORBIDDEN' | 'UNAUTHENTICATED';
+export type GraphqlErrorCode =
+  'BAD_USER_INPUT' | 'NOT_FOUND' | 'CONFLICT' | 'FORBIDDEN' | 'UNAUTHENTICATED';
 
 const DEFAULT_CODES: Record<number, string> = {
-  400: 'BAD_REQUEST', 401: 'UNAUTHORIZED', 403: 'FORBIDDEN', 404: 'NOT_FOUND', 409: 'CONFLICT',
-  405: 'METHOD_NOT_ALLOWED', 413: 'PAYLOAD_TOO_LARGE', 414: 'URI_TOO_LONG', 415: 'UNSUPPORTED_MEDIA_TYPE', 429: 'TOO_MANY_REQUESTS', 500: 'INTERNAL', 503: 'UNAVAILABLE', 504: 'TIMEOUT',
+  400: 'BAD_REQUEST',
+  401: 'UNAUTHORIZED',
+  403: 'FORBIDDEN',
+  404: 'NOT_FOUND',
+  409: 'CONFLICT',
+  405: 'METHOD_NOT_ALLOWED',
+  413: 'PAYLOAD_TOO_LARGE',
+  414: 'URI_TOO_LONG',
+  415: 'UNSUPPORTED_MEDIA_TYPE',
+  429: 'TOO_MANY_REQUESTS',
+  500: 'INTERNAL',
+  503: 'UNAVAILABLE',
+  504: 'TIMEOUT',
 };
 
 export class RunplaneError extends Error {
@@ -42,21 +54,41 @@ export class RunplaneError extends Error {
   }
 
   toBody(): ErrorBody {
-    const body: ErrorBody = { error: this.message, message: this.message, status: this.status, code: this.code };
+    const body: ErrorBody = {
+      error: this.message,
+      message: this.message,
+      status: this.status,
+      code: this.code,
+    };
     if (this.details?.length) body.details = this.details;
     return body;
   }
 
   /** Rebuilds an error that crossed the bus as JSON. */
   static fromBody(body: Partial<ErrorBody>): RunplaneError {
-    return new RunplaneError(body.status ?? 500, body.message ?? body.error ?? 'unknown error', body.details, body.code);
+    return new RunplaneError(
+      body.status ?? 500,
+      body.message ?? body.error ?? 'unknown error',
+      body.details,
+      body.code,
+    );
   }
 
-  static badRequest(message: string, details?: ErrorDetail[]) { return new RunplaneError(400, message, details); }
-  static unauthorized(message = 'missing or invalid API key') { return new RunplaneError(401, message); }
-  static notFound(message: string, code?: string) { return new RunplaneError(404, message, undefined, code); }
-  static conflict(message: string, code?: string) { return new RunplaneError(409, message, undefined, code); }
-  static unavailable(message: string) { return new RunplaneError(503, message); }
+  static badRequest(message: string, details?: ErrorDetail[]) {
+    return new RunplaneError(400, message, details);
+  }
+  static unauthorized(message = 'missing or invalid API key') {
+    return new RunplaneError(401, message);
+  }
+  static notFound(message: string, code?: string) {
+    return new RunplaneError(404, message, undefined, code);
+  }
+  static conflict(message: string, code?: string) {
+    return new RunplaneError(409, message, undefined, code);
+  }
+  static unavailable(message: string) {
+    return new RunplaneError(503, message);
+  }
 }
 
 export function isRunplaneError(value: unknown): value is RunplaneError {

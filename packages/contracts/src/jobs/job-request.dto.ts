@@ -1,13 +1,27 @@
 import { Type } from 'class-transformer';
-import { IsBoolean, IsInt, IsObject, IsOptional, IsString, IsUrl, Max, Min, ValidateNested } from 'class-validator';
+import {
+  IsBoolean,
+  IsInt,
+  IsObject,
+  IsOptional,
+  IsString,
+  IsUrl,
+  Max,
+  Min,
+  ValidateNested,
+} from 'class-validator';
 import { JOB_LIMITS } from './limits.js';
 
 /** Execution policy of one job (spec: "Policy object"). */
 export class JobPolicyDto {
   @IsOptional()
   @IsInt({ message: 'policy.executionTimeout must be an integer number of milliseconds' })
-  @Min(JOB_LIMITS.executionTimeout.min, { message: 'policy.executionTimeout must be at least 5000 ms (5 s)' })
-  @Max(JOB_LIMITS.executionTimeout.max, { message: 'policy.executionTimeout must be at most 604800000 ms (7 days)' })
+  @Min(JOB_LIMITS.executionTimeout.min, {
+    message: 'policy.executionTimeout must be at least 5000 ms (5 s)',
+  })
+  @Max(JOB_LIMITS.executionTimeout.max, {
+    message: 'policy.executionTimeout must be at most 604800000 ms (7 days)',
+  })
   executionTimeout?: number;
 
   @IsOptional()
@@ -36,7 +50,10 @@ export class JobRequestDto {
   input!: Record<string, unknown>;
 
   @IsOptional()
-  @IsUrl({ require_tld: false, require_protocol: true, protocols: ['http', 'https'] }, { message: 'webhook must be an http(s) URL' })
+  @IsUrl(
+    { require_tld: false, require_protocol: true, protocols: ['http', 'https'] },
+    { message: 'webhook must be an http(s) URL' },
+  )
   webhook?: string;
 
   @IsOptional()

@@ -10,14 +10,17 @@ export const JOB_LIMITS = {
 } as const;
 
 /** Queue operations with their own limits (spec "Limits"): the key of QUEUE_RATE_LIMITS. */
-export type LimitedQueueOperation = 'runsync' | 'run' | 'status' | 'stream' | 'cancel' | 'purge-queue' | 'openai' | 'requests';
+export type LimitedQueueOperation =
+  'runsync' | 'run' | 'status' | 'stream' | 'cancel' | 'purge-queue' | 'openai' | 'requests';
 
 /**
  * The spec's base limits per endpoint and operation: requests per 10-second window and requests
  * in flight at once (`null`: none). The effective limit is the higher of the base and
  * `running workers × requests_per_worker` (docs/limits.md).
  */
-export const QUEUE_RATE_LIMITS: Readonly<Record<LimitedQueueOperation, { per10s: number; concurrent: number | null }>> = {
+export const QUEUE_RATE_LIMITS: Readonly<
+  Record<LimitedQueueOperation, { per10s: number; concurrent: number | null }>
+> = {
   runsync: { per10s: 2000, concurrent: 400 },
   run: { per10s: 1000, concurrent: 200 },
   status: { per10s: 2000, concurrent: 400 },

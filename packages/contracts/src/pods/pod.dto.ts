@@ -1,4 +1,18 @@
-import { IsArray, IsBoolean, IsIn, IsInt, IsNumber, IsObject, IsOptional, IsString, Matches, Max, MaxLength, Min, MinLength } from 'class-validator';
+import {
+  IsArray,
+  IsBoolean,
+  IsIn,
+  IsInt,
+  IsNumber,
+  IsObject,
+  IsOptional,
+  IsString,
+  Matches,
+  Max,
+  MaxLength,
+  Min,
+  MinLength,
+} from 'class-validator';
 import { IsStringMap } from '../templates/template.dto.js';
 import type { Template } from '../templates/template.dto.js';
 
@@ -29,7 +43,10 @@ export class PodUpdateDto {
   @IsOptional() @IsBoolean() locked?: boolean;
   @IsOptional() @IsArray() @Matches(PORT, { each: true, message: PORT_MESSAGE }) ports?: string[];
   @IsOptional() @IsInt() @Min(0) @Max(10_000) volumeInGb?: number;
-  @IsOptional() @IsString() @Matches(/^\//, { message: 'volumeMountPath must be an absolute path' }) volumeMountPath?: string;
+  @IsOptional()
+  @IsString()
+  @Matches(/^\//, { message: 'volumeMountPath must be an absolute path' })
+  volumeMountPath?: string;
 }
 
 /**
@@ -57,8 +74,14 @@ export class PodCreateDto extends PodUpdateDto {
   @IsOptional() @IsBoolean() volumeEncrypted?: boolean;
   @IsOptional() @IsInt() @Min(0) @Max(10_000) minRAMPerGPU?: number;
   @IsOptional() @IsInt() @Min(0) @Max(512) minVCPUPerGPU?: number;
-  @IsOptional() @IsNumber({ allowNaN: false, allowInfinity: false }) @Min(0) minDiskBandwidthMBps?: number;
-  @IsOptional() @IsNumber({ allowNaN: false, allowInfinity: false }) @Min(0) minDownloadMbps?: number;
+  @IsOptional()
+  @IsNumber({ allowNaN: false, allowInfinity: false })
+  @Min(0)
+  minDiskBandwidthMBps?: number;
+  @IsOptional()
+  @IsNumber({ allowNaN: false, allowInfinity: false })
+  @Min(0)
+  minDownloadMbps?: number;
   @IsOptional() @IsNumber({ allowNaN: false, allowInfinity: false }) @Min(0) minUploadMbps?: number;
   @IsOptional() @IsArray() @IsString({ each: true }) allowedCudaVersions?: string[];
 }
@@ -85,7 +108,13 @@ export interface PodMachine {
   gpuType: PodGpu | null;
   cpuCount: number;
   cpuTypeId: string;
-  cpuType: { id: string; displayName: string; cores: number; threadsPerCore: number; groupId: string };
+  cpuType: {
+    id: string;
+    displayName: string;
+    cores: number;
+    threadsPerCore: number;
+    groupId: string;
+  };
   memoryInGb: number | null;
   location: string;
   dataCenterId: string;

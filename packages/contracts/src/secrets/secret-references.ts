@@ -16,11 +16,16 @@ export function secretNamesIn(env: Record<string, string>): string[] {
 }
 
 /** The env with every reference replaced by `values[name]`; names missing from `values` are left as written. */
-export function substituteSecrets(env: Record<string, string>, values: Record<string, string>): Record<string, string> {
+export function substituteSecrets(
+  env: Record<string, string>,
+  values: Record<string, string>,
+): Record<string, string> {
   const out: Record<string, string> = {};
   for (const [key, value] of Object.entries(env)) {
     // A function replacement: `$` sequences in secret values are taken literally.
-    out[key] = value.replace(SECRET_REFERENCE, (whole, name: string) => (Object.hasOwn(values, name) ? values[name] : whole));
+    out[key] = value.replace(SECRET_REFERENCE, (whole, name: string) =>
+      Object.hasOwn(values, name) ? values[name] : whole,
+    );
   }
   return out;
 }

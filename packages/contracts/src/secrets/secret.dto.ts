@@ -11,12 +11,17 @@ export const SECRET_VALUE_MAX_BYTES = 64 * 1024;
 /** GraphQL `SecretCreateInput` {name, value, description} (reference §5.4). */
 export class SecretCreateDto {
   @IsString({ message: 'name must be a string' })
-  @Matches(SECRET_NAME_PATTERN, { message: 'name must be 1 to 128 letters, digits, "_", "." or "-" (it is referenced as {{ RUNPOD_SECRET_<name> }})' })
+  @Matches(SECRET_NAME_PATTERN, {
+    message:
+      'name must be 1 to 128 letters, digits, "_", "." or "-" (it is referenced as {{ RUNPOD_SECRET_<name> }})',
+  })
   name!: string;
 
   // Deliberately no message mentioning the value: validation messages are returned and logged.
   @IsString({ message: 'value must be a string' })
-  @MaxLength(SECRET_VALUE_MAX_BYTES, { message: `value must be at most ${SECRET_VALUE_MAX_BYTES} characters` })
+  @MaxLength(SECRET_VALUE_MAX_BYTES, {
+    message: `value must be at most ${SECRET_VALUE_MAX_BYTES} characters`,
+  })
   value!: string;
 
   @IsOptional() @IsString() @MaxLength(1000) description?: string | null;

@@ -1,25 +1,52 @@
-import { IsArray, IsBoolean, IsIn, IsInt, IsObject, IsOptional, IsString, Matches, Max, MaxLength, Min, MinLength, ValidateBy, ValidateIf, type ValidationOptions } from 'class-validator';
+import {
+  IsArray,
+  IsBoolean,
+  IsIn,
+  IsInt,
+  IsObject,
+  IsOptional,
+  IsString,
+  Matches,
+  Max,
+  MaxLength,
+  Min,
+  MinLength,
+  ValidateBy,
+  ValidateIf,
+  type ValidationOptions,
+} from 'class-validator';
 
 export const TEMPLATE_CATEGORIES = ['NVIDIA', 'AMD', 'CPU'] as const;
 const PORT = /^\d{1,5}\/(http|tcp)$/;
 
 /** An environment map: an object whose keys are non-empty names without `=` and whose values are strings. */
 export function IsStringMap(options?: ValidationOptions): PropertyDecorator {
-  return ValidateBy({
-    name: 'isStringMap',
-    validator: {
-      validate: (value: unknown) => typeof value === 'object' && value !== null && !Array.isArray(value)
-        && Object.entries(value).every(([k, v]) => k.length > 0 && !k.includes('=') && typeof v === 'string'),
-      defaultMessage: (args) => {
-        const value = args?.value;
-        if (typeof value !== 'object' || value === null || Array.isArray(value)) return `${args?.property} must be an object mapping names to strings`;
-        const bad = Object.entries(value).find(([k, v]) => k.length === 0 || k.includes('=') || typeof v !== 'string');
-        return bad && typeof bad[1] !== 'string'
-          ? `${args?.property}.${bad[0]} must be a string`
-          : `${args?.property} names must be non-empty and must not contain "="`;
+  return ValidateBy(
+    {
+      name: 'isStringMap',
+      validator: {
+        validate: (value: unknown) =>
+          typeof value === 'object' &&
+          value !== null &&
+          !Array.isArray(value) &&
+          Object.entries(value).every(
+            ([k, v]) => k.length > 0 && !k.includes('=') && typeof v === 'string',
+          ),
+        defaultMessage: (args) => {
+          const value = args?.value;
+          if (typeof value !== 'object' || value === null || Array.isArray(value))
+            return `${args?.property} must be an object mapping names to strings`;
+          const bad = Object.entries(value).find(
+            ([k, v]) => k.length === 0 || k.includes('=') || typeof v !== 'string',
+          );
+          return bad && typeof bad[1] !== 'string'
+            ? `${args?.property}.${bad[0]} must be a string`
+            : `${args?.property} names must be non-empty and must not contain "="`;
+        },
       },
     },
-  }, options);
+    options,
+  );
 }
 
 /** Body of `POST /v1/templates/{id}/update` and `PATCH` (spec "Template update body"). */
@@ -32,10 +59,16 @@ export class TemplateUpdateDto {
   @IsOptional() @IsArray() @IsString({ each: true }) dockerStartCmd?: string[];
   @IsOptional() @IsObject() @IsStringMap() env?: Record<string, string>;
   @IsOptional() @IsBoolean() isPublic?: boolean;
-  @IsOptional() @IsArray() @Matches(PORT, { each: true, message: 'each port must look like "8888/http" or "22/tcp"' }) ports?: string[];
+  @IsOptional()
+  @IsArray()
+  @Matches(PORT, { each: true, message: 'each port must look like "8888/http" or "22/tcp"' })
+  ports?: string[];
   @IsOptional() @IsString() readme?: string;
   @IsOptional() @IsInt() @Min(0) @Max(10_000) volumeInGb?: number;
-  @IsOptional() @IsString() @Matches(/^\//, { message: 'volumeMountPath must be an absolute path' }) volumeMountPath?: string;
+  @IsOptional()
+  @IsString()
+  @Matches(/^\//, { message: 'volumeMountPath must be an absolute path' })
+  volumeMountPath?: string;
 }
 
 /** Body of `POST /v1/templates` (reference §4.3 TemplateCreateInput: name and imageName required). */

@@ -22,20 +22,34 @@ export function generateWebhookSecret(): string {
 }
 
 function secretBytes(secret: string): Buffer {
-  const raw = secret.startsWith(WEBHOOK_SECRET_PREFIX) ? secret.slice(WEBHOOK_SECRET_PREFIX.length) : secret;
+  const raw = secret.startsWith(WEBHOOK_SECRET_PREFIX)
+    ? secret.slice(WEBHOOK_SECRET_PREFIX.length)
+    : secret;
   const key = Buffer.from(raw, 'base64');
   if (key.length === 0) throw new Error('webhook signing secret is empty or not base64');
   return key;
 }
 
 /** `v1,<base64 HMAC-SHA256 of "id.timestamp.body">` */
-export function webhookSignature(secret: string, id: string, timestampSeconds: number, body: string): string {
-  const mac = createHmac('sha256', secretBytes(secret)).update(`${id}.${timestampSeconds}.${body}`).digest('base64');
+export function webhookSignature(
+  secret: string,
+  id: string,
+  timestampSeconds: number,
+  body: string,
+): string {
+  const mac = createHmac('sha256', secretBytes(secret))
+    .update(`${id}.${timestampSeconds}.${body}`)
+    .digest('base64');
   return `v1,${mac}`;
 }
 
 /** The three headers of one attempt (`timestamp` in seconds; a new one per attempt, the id stays). */
-export function signWebhook(secret: string, id: string, body: string, timestampSeconds = Math.floor(Date.now() / 1000)): WebhookHeaders {
+export function signWebhook(
+  secret: string,
+  id: string,
+  body: string,
+  timestampSeconds = Math.floor(Date.now() / 1000),
+): WebhookHeaders {
   return {
     'webhook-id': id,
     'webhook-timestamp': String(timestampSeconds),
@@ -68,7 +82,8 @@ export function verifyWebhook<T = unknown>(
   options: VerifyWebhookOptions = {},
 ): T {
   const get = (name: string): string | undefined => {
-    if (typeof (headers as Headers).get === 'function') return (headers as Headers).get(name) ?? undefined;
+    if (typeof (headers as Headers).get === 'function')
+      return (headers as Headers).get(name) ?? undefined;
     for (const [k, v] of Object.entries(headers as Record<string, string | string[] | undefined>)) {
       if (k.toLowerCase() === name) return Array.isArray(v) ? v.join(' ') : v;
     }
@@ -77,7 +92,10 @@ export function verifyWebhook<T = unknown>(
   const id = get('webhook-id');
   const timestamp = get('webhook-timestamp');
   const signatures = get('webhook-signature');
-  if (!id || !timestamp || !signatures) throw new WebhookVerificationError('missing webhook-id, webhook-timestamp or webhook-signature header');
+  if (!id || !timestamp || !signatures)
+    throw new WebhookVerificationError(
+      'missing webhook-id, webhook-timestamp or webhook-signature header',
+    );
   if (!/^\d+$/.test(timestamp)) throw new WebhookVerificationError('invalid webhook-timestamp');
   const ts = Number(timestamp);
   const now = options.nowSeconds ?? Math.floor(Date.now() / 1000);
@@ -90,7 +108,8 @@ export function verifyWebhook<T = unknown>(
     const [version, value] = entry.split(',', 2);
     if (version !== 'v1' || !value) continue;
     const given = Buffer.from(value, 'base64');
-    if (given.length === expected.length && timingSafeEqual(given, expected)) return JSON.parse(text) as T;
+    if (given.length === expected.length && timingSafeEqual(given, expected))
+      return JSON.parse(text) as T;
   }
   throw new WebhookVerificationError('no matching webhook signature');
 }

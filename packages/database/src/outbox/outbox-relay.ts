@@ -1,4 +1,9 @@
-import type { FactoryProvider, InjectionToken, OnApplicationBootstrap, OnModuleDestroy } from '@nestjs/common';
+import type {
+  FactoryProvider,
+  InjectionToken,
+  OnApplicationBootstrap,
+  OnModuleDestroy,
+} from '@nestjs/common';
 import { Bus, type BusLogger } from '@runplane/bus';
 import type { EventDefinition, ServiceName } from '@runplane/contracts';
 import { randomUUID } from 'node:crypto';
@@ -42,7 +47,9 @@ export class OutboxRelay implements OnApplicationBootstrap, OnModuleDestroy {
   private stopped = false;
 
   constructor(private readonly options: OutboxRelayOptions) {
-    this.events = new Map(options.events.map((def) => [def.subject, def as EventDefinition<unknown>]));
+    this.events = new Map(
+      options.events.map((def) => [def.subject, def as EventDefinition<unknown>]),
+    );
   }
 
   get store(): OutboxStore {
@@ -54,7 +61,11 @@ export class OutboxRelay implements OnApplicationBootstrap, OnModuleDestroy {
    * writer (default), which then calls `publishNow` with it; or unleased (`leased: false`), for
    * the relay's next pass, which the writer starts with `kick()` after the commit (bulk changes).
    */
-  static entry<T extends object>(event: EventDefinition<T>, payload: T, options: { id?: string; leased?: boolean; now?: number } = {}): NewOutboxRow {
+  static entry<T extends object>(
+    event: EventDefinition<T>,
+    payload: T,
+    options: { id?: string; leased?: boolean; now?: number } = {},
+  ): NewOutboxRow {
     const leased = options.leased ?? true;
     return {
       id: options.id ?? randomUUID(),
@@ -83,14 +94,21 @@ export class OutboxRelay implements OnApplicationBootstrap, OnModuleDestroy {
    * Publishes rows the caller inserted (leased to it) and deletes them. Never throws: the change is
    * committed and a row that could not be published waits for the loop.
    */
-  async publishNow(rows: Pick<OutboxEntry, 'id' | 'subject' | 'payload' | 'attempts'> | ReadonlyArray<Pick<OutboxEntry, 'id' | 'subject' | 'payload' | 'attempts'>>): Promise<void> {
+  async publishNow(
+    rows:
+      | Pick<OutboxEntry, 'id' | 'subject' | 'payload' | 'attempts'>
+      | ReadonlyArray<Pick<OutboxEntry, 'id' | 'subject' | 'payload' | 'attempts'>>,
+  ): Promise<void> {
     const list = Array.isArray(rows) ? rows : [rows as OutboxEntry];
     const run = (async () => {
       for (const row of list) {
         try {
           await this.publish(row);
         } catch (err) {
-          this.options.logger.warn({ err: String(err), eventId: row.id }, 'finishing an outbox event failed; the relay will see to it');
+          this.options.logger.warn(
+            { err: String(err), eventId: row.id },
+            'finishing an outbox event failed; the relay will see to it',
+          );
         }
       }
     })();
@@ -110,7 +128,12 @@ export class OutboxRelay implements OnApplicationBootstrap, OnModuleDestroy {
       return;
     }
     this.draining = this.drain()
-      .catch((err) => this.options.logger.error({ err: String(err) }, 'outbox relay pass failed; retrying on the next tick'))
+      .catch((err) =>
+        this.options.logger.error(
+          { err: String(err) },
+          'outbox relay pass failed; retrying on the next tick',
+        ),
+      )
       .finally(() => {
         this.draining = undefined;
         if (this.again) {
@@ -123,25 +146,37 @@ export class OutboxRelay implements OnApplicationBootstrap, OnModuleDestroy {
   private async drain(): Promise<void> {
     for (;;) {
       const now = Date.now();
-      const rows = await this.options.store.claim(OutboxRelay.BATCH, new Date(now), new Date(now + OutboxRelay.LEASE_MS));
+      const rows = await this.options.store.claim(
+        OutboxRelay.BATCH,
+        new Date(now),
+        new Date(now + OutboxRelay.LEASE_MS),
+      );
       if (!rows.length || this.stopped) return;
       for (const row of rows) await this.publish(row);
       if (rows.length < OutboxRelay.BATCH) return;
     }
   }
 
-  private async publish(row: Pick<OutboxEntry, 'id' | 'subject' | 'payload' | 'attempts'>): Promise<void> {
+  private async publish(
+    row: Pick<OutboxEntry, 'id' | 'subject' | 'payload' | 'attempts'>,
+  ): Promise<void> {
     const def = this.events.get(row.subject);
     if (!def) {
       // Written by a newer version of this service: leave it to that version (the lease defers it).
-      this.options.logger.error({ eventId: row.id, subject: row.subject }, 'outbox holds an event this version cannot publish');
+      this.options.logger.error(
+        { eventId: row.id, subject: row.subject },
+        'outbox holds an event this version cannot publish',
+      );
       return;
     }
     try {
       await this.options.bus.publish(def, row.payload, { id: row.id });
     } catch (err) {
       // Left leased: the lease running out is the retry delay.
-      this.options.logger.warn({ err: String(err), eventId: row.id, subject: row.subject, attempts: row.attempts }, 'publishing an outbox event failed; will retry');
+      this.options.logger.warn(
+        { err: String(err), eventId: row.id, subject: row.subject, attempts: row.attempts },
+        'publishing an outbox event failed; will retry',
+      );
       return;
     }
     await this.options.store.remove(row.id);
@@ -164,12 +199,13 @@ export function outboxRelayProvider<T extends PrismaClientLike>(options: {
   return {
     provide: OutboxRelay,
     inject: [options.client, DatabaseTargets, Bus, options.logger],
-    useFactory: (db: T, targets: DatabaseTargets, bus: Bus, logger: BusLogger) => new OutboxRelay({
-      store: new OutboxStore(db, targets.targetFor(options.service).schema),
-      bus,
-      events: options.events,
-      logger,
-      intervalMs: options.intervalMs,
-    }),
+    useFactory: (db: T, targets: DatabaseTargets, bus: Bus, logger: BusLogger) =>
+      new OutboxRelay({
+        store: new OutboxStore(db, targets.targetFor(options.service).schema),
+        bus,
+        events: options.events,
+        logger,
+        intervalMs: options.intervalMs,
+      }),
   };
 }

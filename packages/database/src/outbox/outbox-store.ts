@@ -31,7 +31,10 @@ export interface NewOutboxRow {
 export class OutboxStore {
   private readonly table: string;
 
-  constructor(private readonly db: PrismaClientLike, schema: string) {
+  constructor(
+    private readonly db: PrismaClientLike,
+    schema: string,
+  ) {
     this.table = `"${schema.replace(/"/g, '""')}"."OutboxEvent"`;
   }
 
@@ -42,15 +45,25 @@ export class OutboxStore {
    */
   async claim(limit: number, now: Date, leaseUntil: Date): Promise<OutboxEntry[]> {
     const free = `("claimedUntil" IS NULL OR "claimedUntil" < $1::timestamp(3))`;
-    const rows = await this.db.$queryRawUnsafe<Array<OutboxEntry & { createdAt: Date | string }>>(`
+    const rows = await this.db.$queryRawUnsafe<Array<OutboxEntry & { createdAt: Date | string }>>(
+      `
       UPDATE ${this.table} SET "claimedUntil" = $2::timestamp(3), attempts = attempts + 1
       WHERE id = ANY(ARRAY(SELECT id FROM ${this.table} WHERE ${free} ORDER BY "createdAt", id LIMIT $3 FOR UPDATE SKIP LOCKED))
         AND ${free}
-      RETURNING id, subject, payload, attempts, "createdAt"`, now.toISOString(), leaseUntil.toISOString(), limit);
+      RETURNING id, subject, payload, attempts, "createdAt"`,
+      now.toISOString(),
+      leaseUntil.toISOString(),
+      limit,
+    );
     const at = (r: { createdAt: Date | string }) => new Date(r.createdAt).getTime();
     return rows
       .sort((a, b) => at(a) - at(b) || a.id.localeCompare(b.id))
-      .map(({ id, subject, payload, attempts }) => ({ id, subject, payload: typeof payload === 'string' ? JSON.parse(payload) : payload, attempts }));
+      .map(({ id, subject, payload, attempts }) => ({
+        id,
+        subject,
+        payload: typeof payload === 'string' ? JSON.parse(payload) : payload,
+        attempts,
+      }));
   }
 
   async remove(id: string): Promise<void> {
@@ -58,7 +71,9 @@ export class OutboxStore {
   }
 
   async count(): Promise<number> {
-    const [row] = await this.db.$queryRawUnsafe<Array<{ n: number }>>(`SELECT count(*)::int AS n FROM ${this.table}`);
+    const [row] = await this.db.$queryRawUnsafe<Array<{ n: number }>>(
+      `SELECT count(*)::int AS n FROM ${this.table}`,
+    );
     return Number(row.n);
   }
 }

@@ -37,9 +37,15 @@ export class RunplaneProcess {
   private stopRequestedAt?: number;
   private readonly logStream: fs.WriteStream;
 
-  constructor(readonly name: string, args: string[], env: Record<string, string | undefined>, readonly logFile: string) {
+  constructor(
+    readonly name: string,
+    args: string[],
+    env: Record<string, string | undefined>,
+    readonly logFile: string,
+  ) {
     const childEnv: NodeJS.ProcessEnv = {};
-    for (const [k, v] of Object.entries(process.env)) if (!CONTROLLED.test(k) && v !== undefined) childEnv[k] = v;
+    for (const [k, v] of Object.entries(process.env))
+      if (!CONTROLLED.test(k) && v !== undefined) childEnv[k] = v;
     // Info level: the suites read the "runplane ready at <url>" line (PORT=0 picks a free port).
     Object.assign(childEnv, { HOST: '127.0.0.1', PORT: '0', LOG_LEVEL: 'info' });
     for (const [k, v] of Object.entries(env)) {
@@ -93,8 +99,14 @@ export class RunplaneProcess {
     for (;;) {
       const match = /runplane ready at (http:\/\/[\w.-]+:\d+)/.exec(this.output);
       if (match) return match[1];
-      if (this.exit) throw new Error(`${this.name} exited (code ${this.exit.code}, signal ${this.exit.signal}) before it was ready\n${this.tail()}`);
-      if (Date.now() > deadline) throw new Error(`${this.name} did not log "runplane ready at" within ${timeoutMs} ms\n${this.tail()}`);
+      if (this.exit)
+        throw new Error(
+          `${this.name} exited (code ${this.exit.code}, signal ${this.exit.signal}) before it was ready\n${this.tail()}`,
+        );
+      if (Date.now() > deadline)
+        throw new Error(
+          `${this.name} did not log "runplane ready at" within ${timeoutMs} ms\n${this.tail()}`,
+        );
       await sleep(100);
     }
   }
@@ -112,8 +124,14 @@ export class RunplaneProcess {
       } catch (err) {
         last = String((err as Error).cause ?? err);
       }
-      if (this.exit) throw new Error(`${this.name} exited (code ${this.exit.code}) while waiting for /readyz\n${this.tail()}`);
-      if (Date.now() > deadline) throw new Error(`${this.name}: /readyz not 200 within ${timeoutMs} ms (last: ${last})\n${this.tail()}`);
+      if (this.exit)
+        throw new Error(
+          `${this.name} exited (code ${this.exit.code}) while waiting for /readyz\n${this.tail()}`,
+        );
+      if (Date.now() > deadline)
+        throw new Error(
+          `${this.name}: /readyz not 200 within ${timeoutMs} ms (last: ${last})\n${this.tail()}`,
+        );
       await sleep(200);
     }
   }
@@ -122,7 +140,10 @@ export class RunplaneProcess {
   async waitForExit(timeoutMs: number): Promise<Exit> {
     let timer: NodeJS.Timeout | undefined;
     const timeout = new Promise<never>((_, reject) => {
-      timer = setTimeout(() => reject(new Error(`${this.name} did not exit within ${timeoutMs} ms\n${this.tail()}`)), timeoutMs);
+      timer = setTimeout(
+        () => reject(new Error(`${this.name} did not exit within ${timeoutMs} ms\n${this.tail()}`)),
+        timeoutMs,
+      );
     });
     try {
       return await Promise.race([this.exited, timeout]);
@@ -158,7 +179,12 @@ export class RunplaneProcess {
 /** Every process still running: killed by killAll() (afterAll) and, as a last resort, at exit. */
 const running = new Set<RunplaneProcess>();
 
-export function startRunplane(name: string, args: string[], env: Record<string, string | undefined>, logDir: string): RunplaneProcess {
+export function startRunplane(
+  name: string,
+  args: string[],
+  env: Record<string, string | undefined>,
+  logDir: string,
+): RunplaneProcess {
   return new RunplaneProcess(name, args, env, path.join(logDir, `${name}.log`));
 }
 
@@ -212,7 +238,11 @@ export interface HttpResult {
 }
 
 /** A request against a server; the body is parsed as JSON when it is JSON. */
-export async function http(method: string, url: string, options: { key?: string; body?: unknown; rawBody?: string } = {}): Promise<HttpResult> {
+export async function http(
+  method: string,
+  url: string,
+  options: { key?: string; body?: unknown; rawBody?: string } = {},
+): Promise<HttpResult> {
   const headers: Record<string, string> = {};
   if (options.key !== undefined) headers.authorization = options.key;
   let body: string | undefined;
@@ -228,7 +258,12 @@ export async function http(method: string, url: string, options: { key?: string;
   } catch {
     parsed = undefined;
   }
-  return { status: res.status, contentType: res.headers.get('content-type') ?? '', body: parsed, text };
+  return {
+    status: res.status,
+    contentType: res.headers.get('content-type') ?? '',
+    body: parsed,
+    text,
+  };
 }
 
 /** True when nothing answers at `url` any more (connection refused or reset). */
@@ -247,16 +282,39 @@ export async function notAnswering(url: string): Promise<boolean> {
  * (workersMax 0), so jobs stay IN_QUEUE. Before endpoints existed any id was accepted: when the
  * REST routes are missing (404 NOT_FOUND from the router) `fallbackId` is returned instead.
  */
-export async function provisionEndpoint(restUrl: string, key: string, fallbackId: string): Promise<string> {
+export async function provisionEndpoint(
+  restUrl: string,
+  key: string,
+  fallbackId: string,
+): Promise<string> {
   const suffix = Math.random().toString(36).slice(2, 8);
-  const template = await http('POST', `${restUrl}/v1/templates`, { key, body: { name: `e2e-template-${suffix}`, imageName: 'runplane-e2e/worker:1', isServerless: true } });
+  const template = await http('POST', `${restUrl}/v1/templates`, {
+    key,
+    body: {
+      name: `e2e-template-${suffix}`,
+      imageName: 'runplane-e2e/worker:1',
+      isServerless: true,
+    },
+  });
   if (template.status === 404 && template.body?.code === 'NOT_FOUND') return fallbackId;
   if (template.status !== 200 || typeof template.body?.id !== 'string') {
-    throw new Error(`POST /v1/templates: expected 200 with an id, got ${template.status} ${template.text}`);
+    throw new Error(
+      `POST /v1/templates: expected 200 with an id, got ${template.status} ${template.text}`,
+    );
   }
-  const endpoint = await http('POST', `${restUrl}/v1/endpoints`, { key, body: { name: `e2e-endpoint-${suffix}`, templateId: template.body.id, workersMin: 0, workersMax: 0 } });
+  const endpoint = await http('POST', `${restUrl}/v1/endpoints`, {
+    key,
+    body: {
+      name: `e2e-endpoint-${suffix}`,
+      templateId: template.body.id,
+      workersMin: 0,
+      workersMax: 0,
+    },
+  });
   if (endpoint.status !== 200 || typeof endpoint.body?.id !== 'string') {
-    throw new Error(`POST /v1/endpoints: expected 200 with an id, got ${endpoint.status} ${endpoint.text}`);
+    throw new Error(
+      `POST /v1/endpoints: expected 200 with an id, got ${endpoint.status} ${endpoint.text}`,
+    );
   }
   return endpoint.body.id;
 }

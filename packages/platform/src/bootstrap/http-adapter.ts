@@ -23,10 +23,19 @@ export function createHttpAdapter(): FastifyAdapter {
 }
 
 /** Fastify-level behaviour shared by every service: lenient JSON bodies and request logs. */
-export function configureFastify(fastify: FastifyInstance, logger: Logger, logRequests: boolean, managementRatePerWindow = 0): void {
+export function configureFastify(
+  fastify: FastifyInstance,
+  logger: Logger,
+  logRequests: boolean,
+  managementRatePerWindow = 0,
+): void {
   // RunPod's worker SDK posts raw JSON as x-www-form-urlencoded and some clients send no
   // content-type at all: every body is parsed as JSON when it is JSON. An empty body is "no body".
-  const parseJson = (_req: unknown, body: string, done: (err: Error | null, value?: unknown) => void) => {
+  const parseJson = (
+    _req: unknown,
+    body: string,
+    done: (err: Error | null, value?: unknown) => void,
+  ) => {
     try {
       done(null, parseJsonBody(body));
     } catch (err) {
@@ -40,7 +49,8 @@ export function configureFastify(fastify: FastifyInstance, logger: Logger, logRe
 
   // A NUL character can be neither an id nor a stored value (PostgreSQL text refuses it).
   fastify.addHook('onRequest', async (request) => {
-    if (/%00/i.test(request.url)) throw RunplaneError.badRequest('the URL must not contain NUL (%00) characters');
+    if (/%00/i.test(request.url))
+      throw RunplaneError.badRequest('the URL must not contain NUL (%00) characters');
   });
 
   // Unknown routes and errors raised before a handler runs (body parsing, limits) go through
@@ -48,7 +58,16 @@ export function configureFastify(fastify: FastifyInstance, logger: Logger, logRe
 
   if (logRequests) {
     fastify.addHook('onResponse', async (request, reply) => {
-      logger.info({ reqId: request.id, method: request.method, url: request.routeOptions?.url ?? request.url.split('?')[0], status: reply.statusCode, ms: Math.round(reply.elapsedTime) }, 'request');
+      logger.info(
+        {
+          reqId: request.id,
+          method: request.method,
+          url: request.routeOptions?.url ?? request.url.split('?')[0],
+          status: reply.statusCode,
+          ms: Math.round(reply.elapsedTime),
+        },
+        'request',
+      );
     });
   }
 }

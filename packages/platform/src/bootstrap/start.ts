@@ -15,7 +15,12 @@ import { createLogger, PinoNestLogger } from '../logging/logger.js';
 import { shutdownTelemetry, tracingInterceptors } from '../telemetry/index.js';
 import { configureFastify, createHttpAdapter } from './http-adapter.js';
 import { createRuntime } from './runtime.js';
-import { installHttpMetrics, MeteredBus, MetricsController, RunplaneMetrics } from '../metrics/index.js';
+import {
+  installHttpMetrics,
+  MeteredBus,
+  MetricsController,
+  RunplaneMetrics,
+} from '../metrics/index.js';
 import { LOGGER, type ServiceDescriptor } from './service-descriptor.js';
 import { installApiDocs } from '../docs/api-docs.js';
 
@@ -58,7 +63,10 @@ interface RootValues {
 @Global()
 @Module({})
 class RunplaneRootModule {
-  static forRoot(services: ServiceDescriptor[], { bus, metrics, databases, config, logger }: RootValues): DynamicModule {
+  static forRoot(
+    services: ServiceDescriptor[],
+    { bus, metrics, databases, config, logger }: RootValues,
+  ): DynamicModule {
     return {
       module: RunplaneRootModule,
       imports: [AuthModule, ...services.map((s) => s.module)],
@@ -89,16 +97,31 @@ export async function startRunplane(options: StartOptions): Promise<RunningServe
   let app: NestFastifyApplication | undefined;
   try {
     app = await NestFactory.create<NestFastifyApplication>(
-      RunplaneRootModule.forRoot(options.services, { bus, metrics, databases: runtime.databases, config, logger }),
+      RunplaneRootModule.forRoot(options.services, {
+        bus,
+        metrics,
+        databases: runtime.databases,
+        config,
+        logger,
+      }),
       createHttpAdapter(),
-      { logger: new PinoNestLogger(logger.child({ component: 'nest' })), abortOnError: false, bodyParser: false },
+      {
+        logger: new PinoNestLogger(logger.child({ component: 'nest' })),
+        abortOnError: false,
+        bodyParser: false,
+      },
     );
     const fastify = app.getHttpAdapter().getInstance() as unknown as FastifyInstance;
     const routes: RegisteredRoute[] = [];
     fastify.addHook('onRoute', (route) => {
       for (const method of [route.method].flat()) routes.push({ method, url: route.url });
     });
-    configureFastify(fastify, logger, config.RUNPLANE_LOG_REQUESTS, config.RUNPLANE_MANAGEMENT_RATE_LIMIT);
+    configureFastify(
+      fastify,
+      logger,
+      config.RUNPLANE_LOG_REQUESTS,
+      config.RUNPLANE_MANAGEMENT_RATE_LIMIT,
+    );
     installHttpMetrics(fastify, metrics);
     installApiDocs(app, options.services);
     const validation = createValidationPipe();
@@ -108,7 +131,10 @@ export async function startRunplane(options: StartOptions): Promise<RunningServe
 
     // Deferred so it accepts its own globals; the app runs the module hooks once, so the
     // microservice must not run them again when it starts.
-    const busServer = app.connectMicroservice({ strategy: new BusTransport(bus) }, { inheritAppConfig: false, deferInitialization: true });
+    const busServer = app.connectMicroservice(
+      { strategy: new BusTransport(bus) },
+      { inheritAppConfig: false, deferInitialization: true },
+    );
     (busServer as unknown as { setIsInitHookCalled(v: boolean): void }).setIsInitHookCalled(true);
     busServer.useGlobalFilters(new BusErrorPassthroughFilter());
     busServer.useGlobalPipes(validation);
@@ -120,27 +146,33 @@ export async function startRunplane(options: StartOptions): Promise<RunningServe
     const address = app.getHttpServer().address();
     const actualPort = typeof address === 'object' && address ? address.port : port;
     const url = `http://${config.HOST === '0.0.0.0' ? '127.0.0.1' : config.HOST}:${actualPort}`;
-    logger.info({ services: names, port: actualPort, ms: Date.now() - started, runtime: runtime.describe }, `runplane ready at ${url}`);
+    logger.info(
+      { services: names, port: actualPort, ms: Date.now() - started, runtime: runtime.describe },
+      `runplane ready at ${url}`,
+    );
 
     const readiness = app.get(ReadinessService);
     let stopping: Promise<void> | undefined;
-    const stop = () => (stopping ??= (async () => {
-      logger.info('shutting down: draining in-flight work');
-      readiness.startDraining();
-      const force = setTimeout(() => {
-        logger.error(`graceful shutdown took longer than ${config.RUNPLANE_SHUTDOWN_TIMEOUT_MS} ms; exiting`);
-        process.exit(1);
-      }, config.RUNPLANE_SHUTDOWN_TIMEOUT_MS);
-      force.unref();
-      try {
-        await app!.close(); // HTTP first, then bus handlers, then shutdown hooks (database clients)
-        await runtime.close();
-        await shutdownTelemetry(logger); // flushes buffered spans; a no-op when tracing is off
-        logger.info('shutdown complete');
-      } finally {
-        clearTimeout(force);
-      }
-    })());
+    const stop = () =>
+      (stopping ??= (async () => {
+        logger.info('shutting down: draining in-flight work');
+        readiness.startDraining();
+        const force = setTimeout(() => {
+          logger.error(
+            `graceful shutdown took longer than ${config.RUNPLANE_SHUTDOWN_TIMEOUT_MS} ms; exiting`,
+          );
+          process.exit(1);
+        }, config.RUNPLANE_SHUTDOWN_TIMEOUT_MS);
+        force.unref();
+        try {
+          await app!.close(); // HTTP first, then bus handlers, then shutdown hooks (database clients)
+          await runtime.close();
+          await shutdownTelemetry(logger); // flushes buffered spans; a no-op when tracing is off
+          logger.info('shutdown complete');
+        } finally {
+          clearTimeout(force);
+        }
+      })());
     return { app, url, port: actualPort, logger, bus, routes, stop };
   } catch (err) {
     await app?.close().catch(() => {});
@@ -154,10 +186,18 @@ export async function startRunplane(options: StartOptions): Promise<RunningServe
  * graph but instantiates no provider, so no database, bus or port is opened. Enough to describe the
  * routes (buildOpenApiDocument) offline, e.g. for `runplane docs`. Close it after use.
  */
-export async function createApiPreview(services: ServiceDescriptor[]): Promise<NestFastifyApplication> {
+export async function createApiPreview(
+  services: ServiceDescriptor[],
+): Promise<NestFastifyApplication> {
   const absent = {} as never; // stands in for the process-wide values; preview mode never uses them
   return NestFactory.create<NestFastifyApplication>(
-    RunplaneRootModule.forRoot(services, { bus: absent, metrics: absent, databases: absent, config: absent, logger: absent }),
+    RunplaneRootModule.forRoot(services, {
+      bus: absent,
+      metrics: absent,
+      databases: absent,
+      config: absent,
+      logger: absent,
+    }),
     createHttpAdapter(),
     { preview: true, logger: false, abortOnError: false, bodyParser: false },
   );

@@ -1,9 +1,25 @@
 import { plainToInstance, Transform } from 'class-transformer';
-import { IsBoolean, IsIn, IsInt, IsOptional, IsString, IsUrl, Matches, Max, Min, MinLength, validateSync, type ValidationError } from 'class-validator';
+import {
+  IsBoolean,
+  IsIn,
+  IsInt,
+  IsOptional,
+  IsString,
+  IsUrl,
+  Matches,
+  Max,
+  Min,
+  MinLength,
+  validateSync,
+  type ValidationError,
+} from 'class-validator';
 
 const toBool = ({ value }: { value: unknown }) =>
-  value === undefined || value === '' ? undefined : ['1', 'true', 'yes', 'on'].includes(String(value).toLowerCase());
-const toInt = ({ value }: { value: unknown }) => (value === undefined || value === '' ? undefined : Number(value));
+  value === undefined || value === ''
+    ? undefined
+    : ['1', 'true', 'yes', 'on'].includes(String(value).toLowerCase());
+const toInt = ({ value }: { value: unknown }) =>
+  value === undefined || value === '' ? undefined : Number(value);
 
 /**
  * Every setting Runplane reads from the environment, validated at start (docs/configuration.md).
@@ -11,7 +27,11 @@ const toInt = ({ value }: { value: unknown }) => (value === undefined || value =
  * database URL (`DATABASE_URL_<SERVICE>` or `DATABASE_URL`) uses real PostgreSQL.
  */
 export class RunplaneConfig {
-  @IsOptional() @Transform(toInt) @IsInt({ message: 'PORT must be an integer' }) @Min(0) @Max(65535)
+  @IsOptional()
+  @Transform(toInt)
+  @IsInt({ message: 'PORT must be an integer' })
+  @Min(0)
+  @Max(65535)
   PORT?: number;
 
   @IsString() HOST = '0.0.0.0';
@@ -20,7 +40,11 @@ export class RunplaneConfig {
   @IsString() @MinLength(1) RUNPLANE_DATA_DIR = './.runplane';
 
   /** Bootstrap admin key: exists at start when set (stored hashed). Never logged. */
-  @IsOptional() @IsString() @MinLength(8, { message: 'RUNPLANE_API_KEY must be at least 8 characters (use 32+ random characters)' })
+  @IsOptional()
+  @IsString()
+  @MinLength(8, {
+    message: 'RUNPLANE_API_KEY must be at least 8 characters (use 32+ random characters)',
+  })
   RUNPLANE_API_KEY?: string;
 
   @IsOptional() @IsString() NATS_URL?: string;
@@ -53,7 +77,10 @@ export class RunplaneConfig {
    * Who may read `/metrics`: comma-separated addresses / CIDR ranges matched against the socket's
    * peer address (docs/observability.md). Loopback only by default.
    */
-  @IsString() @Matches(/^[0-9A-Fa-f:.,/\s]*$/, { message: 'RUNPLANE_METRICS_ALLOW must be comma-separated addresses or CIDR ranges' })
+  @IsString()
+  @Matches(/^[0-9A-Fa-f:.,/\s]*$/, {
+    message: 'RUNPLANE_METRICS_ALLOW must be comma-separated addresses or CIDR ranges',
+  })
   RUNPLANE_METRICS_ALLOW = '127.0.0.0/8,::1/128';
 
   /**
@@ -67,7 +94,11 @@ export class RunplaneConfig {
    * variables). Unset: the scheduler uses this process's own listening address, which is right in
    * standalone mode; cluster mode needs the ingress (or queue-api service) URL here.
    */
-  @IsOptional() @IsUrl({ require_tld: false, require_protocol: true, protocols: ['http', 'https'] }, { message: 'RUNPLANE_PUBLIC_URL must be an http(s) URL' })
+  @IsOptional()
+  @IsUrl(
+    { require_tld: false, require_protocol: true, protocols: ['http', 'https'] },
+    { message: 'RUNPLANE_PUBLIC_URL must be an http(s) URL' },
+  )
   RUNPLANE_PUBLIC_URL?: string;
 }
 
@@ -79,14 +110,29 @@ export class ConfigError extends Error {
 }
 
 /** Reads and validates the environment; throws ConfigError listing every problem at once. */
-export function loadConfig(env: NodeJS.ProcessEnv = process.env): RunplaneConfig & { raw: NodeJS.ProcessEnv } {
-  const known = Object.fromEntries(Object.keys(new RunplaneConfig()).concat(['PORT', 'RUNPLANE_API_KEY', 'NATS_URL', 'DATABASE_URL', 'OTEL_EXPORTER_OTLP_ENDPOINT', 'RUNPLANE_PUBLIC_URL'])
-    .filter((k) => env[k] !== undefined && env[k] !== '').map((k) => [k, env[k]]));
+export function loadConfig(
+  env: NodeJS.ProcessEnv = process.env,
+): RunplaneConfig & { raw: NodeJS.ProcessEnv } {
+  const known = Object.fromEntries(
+    Object.keys(new RunplaneConfig())
+      .concat([
+        'PORT',
+        'RUNPLANE_API_KEY',
+        'NATS_URL',
+        'DATABASE_URL',
+        'OTEL_EXPORTER_OTLP_ENDPOINT',
+        'RUNPLANE_PUBLIC_URL',
+      ])
+      .filter((k) => env[k] !== undefined && env[k] !== '')
+      .map((k) => [k, env[k]]),
+  );
   const config = plainToInstance(RunplaneConfig, known, { exposeDefaultValues: true });
   const errors = validateSync(config, { forbidUnknownValues: false });
   if (errors.length) {
     const lines = errors.map((e) => describe(e, env));
-    throw new ConfigError(`invalid configuration:\n${lines.map((l) => `  - ${l}`).join('\n')}\nSee docs/configuration.md.`);
+    throw new ConfigError(
+      `invalid configuration:\n${lines.map((l) => `  - ${l}`).join('\n')}\nSee docs/configuration.md.`,
+    );
   }
   return Object.assign(config, { raw: env });
 }

@@ -10,12 +10,20 @@ export function environmentOf(config: RunplaneConfig): NodeJS.ProcessEnv {
   return (config as RunplaneConfig & { raw?: NodeJS.ProcessEnv }).raw ?? process.env;
 }
 
-export function intSetting(env: NodeJS.ProcessEnv, name: string, fallback: number, min: number, max: number): number {
+export function intSetting(
+  env: NodeJS.ProcessEnv,
+  name: string,
+  fallback: number,
+  min: number,
+  max: number,
+): number {
   const raw = env[name];
   if (raw === undefined || raw === '') return fallback;
   const value = Number(raw);
   if (!Number.isInteger(value) || value < min || value > max) {
-    throw new Error(`invalid configuration: ${name} must be an integer from ${min} to ${max} (got ${JSON.stringify(raw)}). See docs/configuration.md.`);
+    throw new Error(
+      `invalid configuration: ${name} must be an integer from ${min} to ${max} (got ${JSON.stringify(raw)}). See docs/configuration.md.`,
+    );
   }
   return value;
 }
@@ -25,5 +33,7 @@ export function boolSetting(env: NodeJS.ProcessEnv, name: string, fallback: bool
   if (raw === undefined || raw === '') return fallback;
   if (['1', 'true', 'yes', 'on'].includes(raw)) return true;
   if (['0', 'false', 'no', 'off'].includes(raw)) return false;
-  throw new Error(`invalid configuration: ${name} must be true or false (got ${JSON.stringify(env[name])}). See docs/configuration.md.`);
+  throw new Error(
+    `invalid configuration: ${name} must be true or false (got ${JSON.stringify(env[name])}). See docs/configuration.md.`,
+  );
 }

@@ -29,22 +29,39 @@ const UI_DIR = path.dirname(createRequire(import.meta.url).resolve('swagger-ui-d
  */
 class ApiDocsModule extends SwaggerModule {
   static serve(app: INestApplication, services: readonly ServiceDescriptor[]): void {
-    this.serveDocuments(DOCS_PATH, DOCS_PATH.slice(1), app.getHttpAdapter(), () => buildOpenApiDocument(app, services), {
-      ui: true,
-      raw: ['json'],
-      jsonDocumentUrl: DOCS_JSON_PATH,
-      yamlDocumentUrl: `${DOCS_PATH}/openapi.yaml`,
-      swaggerOptions: { customSiteTitle: 'Runplane API', swaggerOptions: { displayOperationId: true } },
-    });
+    this.serveDocuments(
+      DOCS_PATH,
+      DOCS_PATH.slice(1),
+      app.getHttpAdapter(),
+      () => buildOpenApiDocument(app, services),
+      {
+        ui: true,
+        raw: ['json'],
+        jsonDocumentUrl: DOCS_JSON_PATH,
+        yamlDocumentUrl: `${DOCS_PATH}/openapi.yaml`,
+        swaggerOptions: {
+          customSiteTitle: 'Runplane API',
+          swaggerOptions: { displayOperationId: true },
+        },
+      },
+    );
     const fastify = app.getHttpAdapter().getInstance() as FastifyInstance;
     fastify.get<{ Params: { asset: string } }>(`${DOCS_PATH}/:asset`, (request, reply) => {
-      const type = Object.hasOwn(UI_ASSETS, request.params.asset) ? UI_ASSETS[request.params.asset] : undefined;
+      const type = Object.hasOwn(UI_ASSETS, request.params.asset)
+        ? UI_ASSETS[request.params.asset]
+        : undefined;
       if (!type) throw RunplaneError.notFound(`no route GET ${request.url.split('?')[0]}`);
-      return reply.type(type).header('cache-control', 'public, max-age=3600').send(createReadStream(path.join(UI_DIR, request.params.asset)));
+      return reply
+        .type(type)
+        .header('cache-control', 'public, max-age=3600')
+        .send(createReadStream(path.join(UI_DIR, request.params.asset)));
     });
   }
 }
 
-export function installApiDocs(app: INestApplication, services: readonly ServiceDescriptor[]): void {
+export function installApiDocs(
+  app: INestApplication,
+  services: readonly ServiceDescriptor[],
+): void {
   ApiDocsModule.serve(app, services);
 }

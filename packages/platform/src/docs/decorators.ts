@@ -28,11 +28,21 @@ export const ERROR_MEANINGS: Readonly<Record<number, string>> = {
   503: 'A service this call depends on did not answer; retry later.',
 };
 
-const RETRY_AFTER = { 'Retry-After': { description: 'Seconds to wait before retrying.', schema: { type: 'integer' } } };
+const RETRY_AFTER = {
+  'Retry-After': { description: 'Seconds to wait before retrying.', schema: { type: 'integer' } },
+};
 
 /** An error response with the contract §2 body; `description` defaults to ERROR_MEANINGS. */
-export function ApiError(status: number, description = ERROR_MEANINGS[status] ?? 'Error.'): MethodDecorator & ClassDecorator {
-  return ApiResponse({ status, description, schema: schemaRef('ErrorBody'), ...(status === 429 ? { headers: RETRY_AFTER } : {}) });
+export function ApiError(
+  status: number,
+  description = ERROR_MEANINGS[status] ?? 'Error.',
+): MethodDecorator & ClassDecorator {
+  return ApiResponse({
+    status,
+    description,
+    schema: schemaRef('ErrorBody'),
+    ...(status === 429 ? { headers: RETRY_AFTER } : {}),
+  });
 }
 
 /** Several error responses with their usual meaning (401 is added to every authenticated route). */

@@ -16,7 +16,11 @@ export const DOCS_PATH = '/docs';
 export const DOCS_JSON_PATH = '/docs/openapi.json';
 
 const require = createRequire(import.meta.url);
-const VERSION = (JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string }).version;
+const VERSION = (
+  JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as {
+    version: string;
+  }
+).version;
 
 const DESCRIPTION = `Runplane's HTTP APIs: the RunPod-compatible queue API (\`/v2/{endpointId}/...\`, including
 the worker protocol and the OpenAI-compatible routes), the REST API (\`/v1/...\`) and GraphQL
@@ -55,22 +59,46 @@ type Operation = Record<string, any>;
  * interfaces of @runplane/contracts (dist/response-schemas.json, generated at its build); access
  * levels from the `@RequireAccess`/`@Public` metadata the API key guard enforces.
  */
-export function buildOpenApiDocument(app: INestApplication, services: readonly ServiceDescriptor[]): OpenAPIObject {
+export function buildOpenApiDocument(
+  app: INestApplication,
+  services: readonly ServiceDescriptor[],
+): OpenAPIObject {
   const builder = new DocumentBuilder()
     .setOpenAPIVersion('3.1.0')
     .setTitle('Runplane API')
     .setVersion(VERSION)
     .setDescription(DESCRIPTION)
-    .addBearerAuth({ type: 'http', scheme: 'bearer', description: '`Authorization: Bearer <key>`' }, 'bearer')
-    .addApiKey({ type: 'apiKey', in: 'header', name: 'Authorization', description: 'The bare key: `Authorization: <key>` (RunPod clients send both forms).' }, 'rawKey')
-    .addApiKey({ type: 'apiKey', in: 'query', name: 'api_key', description: '`?api_key=<key>`: GraphQL only.' }, 'queryKey')
+    .addBearerAuth(
+      { type: 'http', scheme: 'bearer', description: '`Authorization: Bearer <key>`' },
+      'bearer',
+    )
+    .addApiKey(
+      {
+        type: 'apiKey',
+        in: 'header',
+        name: 'Authorization',
+        description: 'The bare key: `Authorization: <key>` (RunPod clients send both forms).',
+      },
+      'rawKey',
+    )
+    .addApiKey(
+      {
+        type: 'apiKey',
+        in: 'query',
+        name: 'api_key',
+        description: '`?api_key=<key>`: GraphQL only.',
+      },
+      'queryKey',
+    )
     .addSecurityRequirements('bearer')
     .addSecurityRequirements('rawKey');
-  for (const tag of services.flatMap((s) => s.openApi?.tags ?? [])) builder.addTag(tag.name, tag.description);
+  for (const tag of services.flatMap((s) => s.openApi?.tags ?? []))
+    builder.addTag(tag.name, tag.description);
   builder.addTag('Operations', 'Liveness, readiness, metrics and this document; no API key.');
 
   const document = SwaggerModule.createDocument(app, builder.build(), {
-    operationIdFactory: (controller, method) => `${controller.replace(/Controller$/, '')}_${method}`,
+    operationIdFactory: (controller, method) =>
+      `${controller.replace(/Controller$/, '')}_${method}`,
   });
   const controllers = controllerClasses(app);
   const schemas = new Map<string, { type: Type<unknown>; schema: JsonSchema }>();
@@ -86,7 +114,11 @@ export function buildOpenApiDocument(app: INestApplication, services: readonly S
   shareErrorResponses(document);
   for (const service of services) {
     Object.assign(document.paths, service.openApi?.paths as OpenAPIObject['paths'] | undefined);
-    if (service.openApi?.webhooks) document.webhooks = { ...document.webhooks, ...service.openApi.webhooks } as OpenAPIObject['webhooks'];
+    if (service.openApi?.webhooks)
+      document.webhooks = {
+        ...document.webhooks,
+        ...service.openApi.webhooks,
+      } as OpenAPIObject['webhooks'];
   }
   Object.assign(document.paths, DOCS_PATHS);
 
@@ -95,7 +127,10 @@ export function buildOpenApiDocument(app: INestApplication, services: readonly S
     ...(require('@runplane/contracts/response-schemas.json') as Record<string, JsonSchema>),
     ...Object.fromEntries([...schemas].map(([name, { schema }]) => [name, schema])),
   };
-  document.components = { ...document.components, schemas: reachableSchemas(document, components) as never };
+  document.components = {
+    ...document.components,
+    schemas: reachableSchemas(document, components) as never,
+  };
   document.tags = orderTags(document);
   return document;
 }
@@ -106,7 +141,8 @@ export function providerClasses(app: INestApplication): Function[] {
   // eslint-disable-next-line @typescript-eslint/no-unsafe-function-type -- class tokens, typed as Nest and class-validator type them
   const classes = new Set<Function>();
   for (const module of app.get(ModulesContainer).values()) {
-    for (const wrapper of module.providers.values()) if (typeof wrapper.metatype === 'function') classes.add(wrapper.metatype);
+    for (const wrapper of module.providers.values())
+      if (typeof wrapper.metatype === 'function') classes.add(wrapper.metatype);
   }
   return [...classes];
 }
@@ -115,20 +151,31 @@ function controllerClasses(app: INestApplication): Map<string, Type<unknown>> {
   const classes = new Map<string, Type<unknown>>();
   for (const module of app.get(ModulesContainer).values()) {
     for (const wrapper of module.controllers.values()) {
-      if (wrapper.metatype) classes.set((wrapper.metatype as Type<unknown>).name.replace(/Controller$/, ''), wrapper.metatype as Type<unknown>);
+      if (wrapper.metatype)
+        classes.set(
+          (wrapper.metatype as Type<unknown>).name.replace(/Controller$/, ''),
+          wrapper.metatype as Type<unknown>,
+        );
     }
   }
   return classes;
 }
 
 /** Access level, DTO-derived parameters and the responses every route of its kind can give. */
-function describeOperation(path: string, method: string, operation: Operation, controllers: Map<string, Type<unknown>>,
-  schemas: Map<string, { type: Type<unknown>; schema: JsonSchema }>): void {
+function describeOperation(
+  path: string,
+  method: string,
+  operation: Operation,
+  controllers: Map<string, Type<unknown>>,
+  schemas: Map<string, { type: Type<unknown>; schema: JsonSchema }>,
+): void {
   // `<Controller>_<method>`, with `[n]` appended by swagger for the n-th path of a multi-path route.
-  const [, controllerName, handlerName] = /^(.+)_([^_[]+)(?:\[\d+\])?$/.exec(String(operation.operationId)) ?? [];
+  const [, controllerName, handlerName] =
+    /^(.+)_([^_[]+)(?:\[\d+\])?$/.exec(String(operation.operationId)) ?? [];
   const controller = controllers.get(controllerName);
   const handler = controller?.prototype[handlerName] as object | undefined;
-  if (!controller || !handler) throw new Error(`OpenAPI: no controller method behind ${method.toUpperCase()} ${path}`);
+  if (!controller || !handler)
+    throw new Error(`OpenAPI: no controller method behind ${method.toUpperCase()} ${path}`);
   operation.operationId = `${controllerName}_${handlerName}`;
   addPathParameters(path, operation);
   const responses = (operation.responses ??= {}) as Record<string, unknown>;
@@ -137,102 +184,175 @@ function describeOperation(path: string, method: string, operation: Operation, c
     if (!responses.default) responses[status] ??= errorResponse(status);
   };
 
-  const access = metadata<Access>(ACCESS_KEY, handler, controller) ?? (method === 'get' || method === 'head' ? 'read' : 'write');
+  const access =
+    metadata<Access>(ACCESS_KEY, handler, controller) ??
+    (method === 'get' || method === 'head' ? 'read' : 'write');
   if (access === 'public') {
     operation.security = [];
   } else {
     operation['x-runplane-access'] = access;
-    operation.description = [operation.description, `Access: ${ACCESS_TEXT[access]}.`].filter(Boolean).join('\n\n');
-    if (metadata<boolean>(QUERY_KEY_ALLOWED, handler, controller)) operation.security = [{ bearer: [] }, { rawKey: [] }, { queryKey: [] }];
+    operation.description = [operation.description, `Access: ${ACCESS_TEXT[access]}.`]
+      .filter(Boolean)
+      .join('\n\n');
+    if (metadata<boolean>(QUERY_KEY_ALLOWED, handler, controller))
+      operation.security = [{ bearer: [] }, { rawKey: [] }, { queryKey: [] }];
     error(401);
     error(500);
   }
 
   // Bodies and query objects typed with a class-validator DTO are validated by the global pipe.
-  const args = (Reflect.getMetadata(ROUTE_ARGS_METADATA, controller, handlerName) ?? {}) as Record<string, { index: number; data?: unknown }>;
-  const types = (Reflect.getMetadata('design:paramtypes', controller.prototype, handlerName) ?? []) as unknown[];
+  const args = (Reflect.getMetadata(ROUTE_ARGS_METADATA, controller, handlerName) ?? {}) as Record<
+    string,
+    { index: number; data?: unknown }
+  >;
+  const types = (Reflect.getMetadata('design:paramtypes', controller.prototype, handlerName) ??
+    []) as unknown[];
   let validated = false;
   for (const [key, { index, data }] of Object.entries(args)) {
     const kind = Number(key.split(':')[0]);
     const type = types[index];
-    if (data !== undefined || typeof type !== 'function' || type === Object || (kind !== RouteParamtypes.BODY && kind !== RouteParamtypes.QUERY)) continue;
+    if (
+      data !== undefined ||
+      typeof type !== 'function' ||
+      type === Object ||
+      (kind !== RouteParamtypes.BODY && kind !== RouteParamtypes.QUERY)
+    )
+      continue;
     dtoSchemas(type as Type<unknown>, schemas);
     validated = true;
-    if (kind === RouteParamtypes.QUERY) addQueryParameters(operation, schemas.get(type.name)!.schema);
+    if (kind === RouteParamtypes.QUERY)
+      addQueryParameters(operation, schemas.get(type.name)!.schema);
   }
   if (validated) error(400);
-  if (MANAGEMENT_PATHS.test(path)) responses[429] ??= { $ref: '#/components/responses/ManagementRateLimited' };
+  if (MANAGEMENT_PATHS.test(path))
+    responses[429] ??= { $ref: '#/components/responses/ManagementRateLimited' };
 }
 
 /** The usual error responses, shared through `components.responses`. */
 const ERROR_RESPONSES: Record<string, { status: number; response: object }> = {
-  ...Object.fromEntries(Object.entries({ 400: 'BadRequest', 401: 'Unauthorized', 403: 'Forbidden', 404: 'NotFound', 409: 'Conflict', 413: 'PayloadTooLarge', 429: 'TooManyRequests', 500: 'InternalError', 503: 'Unavailable' })
-    .map(([status, name]) => [name, { status: Number(status), response: errorBody(ERROR_MEANINGS[Number(status)], Number(status) === 429) }])),
+  ...Object.fromEntries(
+    Object.entries({
+      400: 'BadRequest',
+      401: 'Unauthorized',
+      403: 'Forbidden',
+      404: 'NotFound',
+      409: 'Conflict',
+      413: 'PayloadTooLarge',
+      429: 'TooManyRequests',
+      500: 'InternalError',
+      503: 'Unavailable',
+    }).map(([status, name]) => [
+      name,
+      {
+        status: Number(status),
+        response: errorBody(ERROR_MEANINGS[Number(status)], Number(status) === 429),
+      },
+    ]),
+  ),
   ManagementRateLimited: {
     status: 429,
-    response: errorBody(`${ERROR_MEANINGS[429]} The management APIs (\`/v1\`, \`/graphql\`) allow RUNPLANE_MANAGEMENT_RATE_LIMIT requests per key and 10 s on each instance.`, true),
+    response: errorBody(
+      `${ERROR_MEANINGS[429]} The management APIs (\`/v1\`, \`/graphql\`) allow RUNPLANE_MANAGEMENT_RATE_LIMIT requests per key and 10 s on each instance.`,
+      true,
+    ),
   },
 };
 
 function errorBody(description: string, retryAfter: boolean): object {
   return {
     description,
-    ...(retryAfter ? { headers: { 'Retry-After': { description: 'Seconds to wait before retrying.', schema: { type: 'integer' } } } } : {}),
+    ...(retryAfter
+      ? {
+          headers: {
+            'Retry-After': {
+              description: 'Seconds to wait before retrying.',
+              schema: { type: 'integer' },
+            },
+          },
+        }
+      : {}),
     content: { 'application/json': { schema: schemaRef('ErrorBody') } },
   };
 }
 
 function errorResponse(status: number): object {
   const name = Object.keys(ERROR_RESPONSES).find((n) => ERROR_RESPONSES[n].status === status);
-  return name ? { $ref: `#/components/responses/${name}` } : errorBody(ERROR_MEANINGS[status] ?? 'Error.', false);
+  return name
+    ? { $ref: `#/components/responses/${name}` }
+    : errorBody(ERROR_MEANINGS[status] ?? 'Error.', false);
 }
 
 /** JSON text with sorted keys, to compare objects built in different orders. */
 function canonical(value: unknown): string {
-  return JSON.stringify(value, (_key, v: unknown) => (v && typeof v === 'object' && !Array.isArray(v)
-    ? Object.fromEntries(Object.entries(v).sort(([a], [b]) => a.localeCompare(b))) : v));
+  return JSON.stringify(value, (_key, v: unknown) =>
+    v && typeof v === 'object' && !Array.isArray(v)
+      ? Object.fromEntries(Object.entries(v).sort(([a], [b]) => a.localeCompare(b)))
+      : v,
+  );
 }
 
 /** Error responses declared with their usual meaning (ApiErrors) become refs to the shared ones. */
 function shareErrorResponses(document: OpenAPIObject): void {
-  const shared = Object.entries(ERROR_RESPONSES).map(([name, { status, response }]) => ({ name, status, text: canonical(response) }));
+  const shared = Object.entries(ERROR_RESPONSES).map(([name, { status, response }]) => ({
+    name,
+    status,
+    text: canonical(response),
+  }));
   for (const item of Object.values(document.paths)) {
     for (const method of HTTP_METHODS) {
-      const responses = (item[method] as Operation | undefined)?.responses as Record<string, object> | undefined;
+      const responses = (item[method] as Operation | undefined)?.responses as
+        Record<string, object> | undefined;
       for (const [status, response] of Object.entries(responses ?? {})) {
-        const same = shared.find((s) => String(s.status) === status && s.text === canonical(response));
+        const same = shared.find(
+          (s) => String(s.status) === status && s.text === canonical(response),
+        );
         if (same) responses![status] = { $ref: `#/components/responses/${same.name}` };
       }
     }
   }
-  document.components = { ...document.components, responses: Object.fromEntries(Object.entries(ERROR_RESPONSES).map(([name, { response }]) => [name, response])) as never };
+  document.components = {
+    ...document.components,
+    responses: Object.fromEntries(
+      Object.entries(ERROR_RESPONSES).map(([name, { response }]) => [name, response]),
+    ) as never,
+  };
 }
 
 /** Every `{name}` of the path is a string parameter (routes reading `@Param()` whole declare none). */
 function addPathParameters(path: string, operation: Operation): void {
   const parameters = (operation.parameters ??= []) as Operation[];
   for (const [, name] of path.matchAll(/\{([^}]+)\}/g)) {
-    if (!parameters.some((p) => p.in === 'path' && p.name === name)) parameters.push({ name, in: 'path', required: true, schema: { type: 'string' } });
+    if (!parameters.some((p) => p.in === 'path' && p.name === name))
+      parameters.push({ name, in: 'path', required: true, schema: { type: 'string' } });
   }
 }
 
 function metadata<T>(key: string, handler: object, controller: Type<unknown>): T | undefined {
-  return (Reflect.getMetadata(key, handler) ?? Reflect.getMetadata(key, controller)) as T | undefined;
+  return (Reflect.getMetadata(key, handler) ?? Reflect.getMetadata(key, controller)) as
+    T | undefined;
 }
 
 /** One query parameter per DTO property; a description given with @ApiQuery on the route is kept. */
 function addQueryParameters(operation: Operation, dto: JsonSchema): void {
   const required = new Set((dto.required ?? []) as string[]);
-  const given = new Map(((operation.parameters ?? []) as Operation[]).filter((p) => p.in === 'query').map((p) => [p.name as string, p]));
-  const others = ((operation.parameters ?? []) as Operation[]).filter((p) => p.in !== 'query' || !(p.name in (dto.properties as object)));
-  const query = Object.entries(dto.properties as Record<string, JsonSchema>).map(([name, schema]) => ({
-    name,
-    in: 'query',
-    required: required.has(name),
-    ...(given.get(name)?.description ? { description: given.get(name)!.description } : {}),
-    ...(given.get(name)?.example !== undefined ? { example: given.get(name)!.example } : {}),
-    schema,
-  }));
+  const given = new Map(
+    ((operation.parameters ?? []) as Operation[])
+      .filter((p) => p.in === 'query')
+      .map((p) => [p.name as string, p]),
+  );
+  const others = ((operation.parameters ?? []) as Operation[]).filter(
+    (p) => p.in !== 'query' || !(p.name in (dto.properties as object)),
+  );
+  const query = Object.entries(dto.properties as Record<string, JsonSchema>).map(
+    ([name, schema]) => ({
+      name,
+      in: 'query',
+      required: required.has(name),
+      ...(given.get(name)?.description ? { description: given.get(name)!.description } : {}),
+      ...(given.get(name)?.example !== undefined ? { example: given.get(name)!.example } : {}),
+      schema,
+    }),
+  );
   operation.parameters = [...others, ...query];
 }
 
@@ -244,17 +364,26 @@ function expandWildcards(document: OpenAPIObject): void {
       const concrete = operation?.[WILDCARD_EXTENSION] as string[] | undefined;
       if (!operation || !concrete) continue;
       const wildcard = /\{([^}]+)\}$/.exec(path);
-      if (!wildcard) throw new Error(`OpenAPI: ${path} has ${WILDCARD_EXTENSION} but does not end in a wildcard`);
+      if (!wildcard)
+        throw new Error(
+          `OpenAPI: ${path} has ${WILDCARD_EXTENSION} but does not end in a wildcard`,
+        );
       delete item[method];
       delete operation[WILDCARD_EXTENSION];
       for (const sub of concrete) {
         const target = `${path.slice(0, wildcard.index)}${sub}`;
-        const suffix = sub.split(/[^A-Za-z0-9]+/).filter(Boolean).map((w, i) => (i ? w[0].toUpperCase() + w.slice(1) : w)).join('');
+        const suffix = sub
+          .split(/[^A-Za-z0-9]+/)
+          .filter(Boolean)
+          .map((w, i) => (i ? w[0].toUpperCase() + w.slice(1) : w))
+          .join('');
         document.paths[target] ??= {};
         (document.paths[target] as Record<string, unknown>)[method] = {
           ...operation,
           operationId: `${operation.operationId}_${suffix}`,
-          parameters: ((operation.parameters ?? []) as Operation[]).filter((p) => !(p.in === 'path' && p.name === wildcard[1])),
+          parameters: ((operation.parameters ?? []) as Operation[]).filter(
+            (p) => !(p.in === 'path' && p.name === wildcard[1]),
+          ),
         };
       }
       if (!HTTP_METHODS.some((m) => item[m])) delete document.paths[path];
@@ -272,11 +401,19 @@ function orderTags(document: OpenAPIObject): OpenAPIObject['tags'] {
   const first = new Map<string, number>();
   for (const [path, item] of Object.entries(document.paths)) {
     for (const method of HTTP_METHODS) {
-      for (const tag of ((item[method] as Operation | undefined)?.tags ?? []) as string[]) first.set(tag, Math.min(first.get(tag) ?? Infinity, rank(path)));
+      for (const tag of ((item[method] as Operation | undefined)?.tags ?? []) as string[])
+        first.set(tag, Math.min(first.get(tag) ?? Infinity, rank(path)));
     }
   }
   const tags = document.tags ?? [];
-  return tags.map((tag, index) => ({ tag, index })).sort((a, b) => (first.get(a.tag.name) ?? Infinity) - (first.get(b.tag.name) ?? Infinity) || a.index - b.index).map(({ tag }) => tag);
+  return tags
+    .map((tag, index) => ({ tag, index }))
+    .sort(
+      (a, b) =>
+        (first.get(a.tag.name) ?? Infinity) - (first.get(b.tag.name) ?? Infinity) ||
+        a.index - b.index,
+    )
+    .map(({ tag }) => tag);
 }
 
 /** A handler serving several paths (`@Post(['a/:x/:y', 'a/:x'])`) gets one operation id per path. */
@@ -297,21 +434,38 @@ function uniqueOperationIds(document: OpenAPIObject): void {
 const DOCS_PATHS: OpenAPIObject['paths'] = {
   [DOCS_PATH]: {
     get: {
-      tags: ['Operations'], operationId: 'Docs_ui', summary: 'This document in Swagger UI', security: [],
-      responses: { 200: { description: 'HTML page', content: { 'text/html': { schema: { type: 'string' } } } } },
+      tags: ['Operations'],
+      operationId: 'Docs_ui',
+      summary: 'This document in Swagger UI',
+      security: [],
+      responses: {
+        200: { description: 'HTML page', content: { 'text/html': { schema: { type: 'string' } } } },
+      },
     },
   },
   [DOCS_JSON_PATH]: {
     get: {
-      tags: ['Operations'], operationId: 'Docs_openapi', summary: "This process's OpenAPI document", security: [],
-      description: 'A standalone server documents every service; in cluster mode each service documents its own routes.',
-      responses: { 200: { description: 'OpenAPI 3.1 document', content: { 'application/json': { schema: { type: 'object' } } } } },
+      tags: ['Operations'],
+      operationId: 'Docs_openapi',
+      summary: "This process's OpenAPI document",
+      security: [],
+      description:
+        'A standalone server documents every service; in cluster mode each service documents its own routes.',
+      responses: {
+        200: {
+          description: 'OpenAPI 3.1 document',
+          content: { 'application/json': { schema: { type: 'object' } } },
+        },
+      },
     },
   },
 };
 
 /** The schemas the paths and webhooks use, directly or through other schemas; a missing one is an error. */
-function reachableSchemas(document: OpenAPIObject, components: Record<string, JsonSchema>): Record<string, JsonSchema> {
+function reachableSchemas(
+  document: OpenAPIObject,
+  components: Record<string, JsonSchema>,
+): Record<string, JsonSchema> {
   const used = new Set<string>();
   const visit = (value: unknown, where: string): void => {
     if (Array.isArray(value)) return value.forEach((v) => visit(v, where));
@@ -319,7 +473,10 @@ function reachableSchemas(document: OpenAPIObject, components: Record<string, Js
     for (const [key, v] of Object.entries(value)) {
       if (key === '$ref' && typeof v === 'string' && v.startsWith('#/components/schemas/')) {
         const name = v.replace('#/components/schemas/', '');
-        if (!components[name]) throw new Error(`OpenAPI: ${where} refers to the unknown schema "${name}" (an interface missing from contracts' scripts/response-schemas.mjs, or a typo)`);
+        if (!components[name])
+          throw new Error(
+            `OpenAPI: ${where} refers to the unknown schema "${name}" (an interface missing from contracts' scripts/response-schemas.mjs, or a typo)`,
+          );
         if (!used.has(name)) {
           used.add(name);
           visit(components[name], `schema ${name}`);
@@ -329,7 +486,9 @@ function reachableSchemas(document: OpenAPIObject, components: Record<string, Js
       }
     }
   };
-  for (const [path, item] of Object.entries({ ...document.paths, ...document.webhooks })) visit(item, path);
-  for (const [name, response] of Object.entries(document.components?.responses ?? {})) visit(response, `response ${name}`);
+  for (const [path, item] of Object.entries({ ...document.paths, ...document.webhooks }))
+    visit(item, path);
+  for (const [name, response] of Object.entries(document.components?.responses ?? {}))
+    visit(response, `response ${name}`);
   return Object.fromEntries([...used].sort().map((name) => [name, components[name]]));
 }

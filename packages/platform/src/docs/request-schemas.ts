@@ -23,10 +23,16 @@ const SCHEMA_OPTIONS: Partial<IOptions> = {
  * through `@ValidateNested() @Type(() => X)`. Two different classes with one name are an error
  * (the document keys schemas by class name).
  */
-export function dtoSchemas(root: Type<unknown>, into = new Map<string, { type: Type<unknown>; schema: JsonSchema }>()): Map<string, { type: Type<unknown>; schema: JsonSchema }> {
+export function dtoSchemas(
+  root: Type<unknown>,
+  into = new Map<string, { type: Type<unknown>; schema: JsonSchema }>(),
+): Map<string, { type: Type<unknown>; schema: JsonSchema }> {
   const known = into.get(root.name);
   if (known) {
-    if (known.type !== root) throw new Error(`two request classes are named ${root.name}; rename one (OpenAPI schemas are keyed by class name)`);
+    if (known.type !== root)
+      throw new Error(
+        `two request classes are named ${root.name}; rename one (OpenAPI schemas are keyed by class name)`,
+      );
     return into;
   }
   const schema = targetConstructorToSchema(root, SCHEMA_OPTIONS) as JsonSchema;
@@ -42,7 +48,8 @@ export function dtoSchemas(root: Type<unknown>, into = new Map<string, { type: T
   into.set(root.name, { type: root, schema: entry });
   for (const name of Object.keys(properties)) {
     const nested = defaultMetadataStorage.findTypeMetadata(root, name)?.typeFunction();
-    if (typeof nested === 'function' && nested !== Object) dtoSchemas(nested as Type<unknown>, into);
+    if (typeof nested === 'function' && nested !== Object)
+      dtoSchemas(nested as Type<unknown>, into);
   }
   return into;
 }
@@ -53,6 +60,9 @@ export function dtoSchemas(root: Type<unknown>, into = new Map<string, { type: T
  * overrides and inherited optionality right (e.g. `TemplateCreateDto.name`).
  */
 function requiredProperties(type: Type<unknown>): string[] {
-  const errors = validateSync(new (type as new () => object)(), { forbidUnknownValues: false, stopAtFirstError: true });
+  const errors = validateSync(new (type as new () => object)(), {
+    forbidUnknownValues: false,
+    stopAtFirstError: true,
+  });
   return errors.map((e) => e.property).sort();
 }

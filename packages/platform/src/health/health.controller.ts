@@ -9,7 +9,14 @@ const REPORT = {
   type: 'object',
   properties: {
     status: { type: 'string', enum: ['ok', 'unavailable'] },
-    checks: { type: 'object', properties: { bus: { type: 'boolean' }, databases: { type: 'boolean' }, accepting: { type: 'boolean' } } },
+    checks: {
+      type: 'object',
+      properties: {
+        bus: { type: 'boolean' },
+        databases: { type: 'boolean' },
+        accepting: { type: 'boolean' },
+      },
+    },
     problems: { type: 'array', items: { type: 'string' } },
   },
 };
@@ -22,7 +29,10 @@ export class HealthController {
   /** Liveness: the process answers. */
   @Public()
   @ApiOperation({ summary: 'Liveness: the process answers' })
-  @ApiOkResponse({ description: 'Alive.', schema: { type: 'object', properties: { status: { type: 'string', enum: ['ok'] } } } })
+  @ApiOkResponse({
+    description: 'Alive.',
+    schema: { type: 'object', properties: { status: { type: 'string', enum: ['ok'] } } },
+  })
   @Get('healthz')
   healthz() {
     return { status: 'ok' };
@@ -30,9 +40,15 @@ export class HealthController {
 
   /** Readiness: storage and bus are up and the process is not draining. */
   @Public()
-  @ApiOperation({ summary: 'Readiness: the bus and every database answer, and the process is not draining' })
+  @ApiOperation({
+    summary: 'Readiness: the bus and every database answer, and the process is not draining',
+  })
   @ApiOkResponse({ description: 'Ready; the report names each check.', schema: REPORT })
-  @ApiResponse({ status: 503, description: 'Not ready (starting, a dependency down, or shutting down).', schema: REPORT })
+  @ApiResponse({
+    status: 503,
+    description: 'Not ready (starting, a dependency down, or shutting down).',
+    schema: REPORT,
+  })
   @Get('readyz')
   async readyz(@Res() reply: FastifyReply) {
     const report = await this.readiness.report();

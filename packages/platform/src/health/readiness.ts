@@ -13,7 +13,10 @@ export interface ReadinessReport {
 export class ReadinessService {
   private draining = false;
 
-  constructor(private readonly bus: Bus, private readonly databases: DatabaseTargets) {}
+  constructor(
+    private readonly bus: Bus,
+    private readonly databases: DatabaseTargets,
+  ) {}
 
   /** Called when shutdown starts; long polls and /readyz react to it. */
   startDraining(): void {

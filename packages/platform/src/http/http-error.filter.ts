@@ -16,9 +16,26 @@ export class HttpErrorFilter implements ExceptionFilter {
   }
 }
 
-export function sendError(reply: FastifyReply, exception: unknown, logger: Logger, request?: FastifyRequest): FastifyReply {
+export function sendError(
+  reply: FastifyReply,
+  exception: unknown,
+  logger: Logger,
+  request?: FastifyRequest,
+): FastifyReply {
   const { error, unexpected } = toRunplaneError(exception);
-  if (unexpected) logger.error({ err: exception, reqId: request?.id, method: request?.method, url: request?.routeOptions?.url }, 'request failed');
+  if (unexpected)
+    logger.error(
+      {
+        err: exception,
+        reqId: request?.id,
+        method: request?.method,
+        url: request?.routeOptions?.url,
+      },
+      'request failed',
+    );
   if (error.status === 429 && !reply.hasHeader('retry-after')) reply.header('retry-after', '1');
-  return reply.status(error.status).header('content-type', 'application/json; charset=utf-8').send(error.toBody());
+  return reply
+    .status(error.status)
+    .header('content-type', 'application/json; charset=utf-8')
+    .send(error.toBody());
 }

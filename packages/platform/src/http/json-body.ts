@@ -15,12 +15,15 @@ export const MAX_JSON_DEPTH = 256;
 export function parseJsonBody(text: string): unknown {
   if (text.trim() === '') return undefined;
   const depth = jsonDepth(text, MAX_JSON_DEPTH);
-  if (depth > MAX_JSON_DEPTH) throw RunplaneError.badRequest(`request body is nested deeper than ${MAX_JSON_DEPTH} levels`);
+  if (depth > MAX_JSON_DEPTH)
+    throw RunplaneError.badRequest(`request body is nested deeper than ${MAX_JSON_DEPTH} levels`);
   try {
     return secureJson.parse(text, undefined, { protoAction: 'error', constructorAction: 'error' });
   } catch (err) {
     if (err instanceof SyntaxError && /prototype/i.test(err.message)) {
-      throw RunplaneError.badRequest('request body has a forbidden "__proto__" or "constructor.prototype" key');
+      throw RunplaneError.badRequest(
+        'request body has a forbidden "__proto__" or "constructor.prototype" key',
+      );
     }
     throw RunplaneError.badRequest('request body is not valid JSON');
   }

@@ -15,7 +15,11 @@ const WINDOW_SECONDS = 10;
  */
 export function installManagementRateLimit(fastify: FastifyInstance, perWindow: number): void {
   if (perWindow <= 0) return;
-  const limiter = new RateLimiterMemory({ points: perWindow, duration: WINDOW_SECONDS, keyPrefix: 'mgmt' });
+  const limiter = new RateLimiterMemory({
+    points: perWindow,
+    duration: WINDOW_SECONDS,
+    keyPrefix: 'mgmt',
+  });
   fastify.addHook('onRequest', async (request: FastifyRequest, reply: FastifyReply) => {
     if (!MANAGEMENT_PATHS.test(request.url)) return;
     try {
@@ -24,7 +28,12 @@ export function installManagementRateLimit(fastify: FastifyInstance, perWindow: 
       if (!(res instanceof RateLimiterRes)) throw res;
       const retryAfter = Math.max(1, Math.ceil(res.msBeforeNext / 1000));
       reply.header('retry-after', String(retryAfter));
-      throw new RunplaneError(429, `rate limit of the management API exceeded (${perWindow} requests per ${WINDOW_SECONDS} s per key); retry after ${retryAfter} s`, undefined, 'RATE_LIMITED');
+      throw new RunplaneError(
+        429,
+        `rate limit of the management API exceeded (${perWindow} requests per ${WINDOW_SECONDS} s per key); retry after ${retryAfter} s`,
+        undefined,
+        'RATE_LIMITED',
+      );
     }
   });
 }
@@ -34,5 +43,9 @@ function callerOf(request: FastifyRequest): string {
   const header = request.headers.authorization;
   const query = /[?&]api_key=([^&]*)/.exec(request.url)?.[1];
   const presented = (Array.isArray(header) ? header[0] : header) ?? query;
-  return presented ? createHash('sha256').update(presented.replace(/^bearer\s+/i, '')).digest('base64url') : `ip:${request.ip}`;
+  return presented
+    ? createHash('sha256')
+        .update(presented.replace(/^bearer\s+/i, ''))
+        .digest('base64url')
+    : `ip:${request.ip}`;
 }

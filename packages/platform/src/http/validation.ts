@@ -22,7 +22,12 @@ export function createValidationPipe(): ValidationPipe {
     validationError: { target: false, value: false },
     exceptionFactory: (errors) => {
       const details = flattenValidationErrors(errors);
-      const message = details.length ? details.map((d) => d.message).slice(0, 3).join('; ') : 'invalid request';
+      const message = details.length
+        ? details
+            .map((d) => d.message)
+            .slice(0, 3)
+            .join('; ')
+        : 'invalid request';
       return RunplaneError.badRequest(message, details);
     },
   });

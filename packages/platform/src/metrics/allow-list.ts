@@ -7,7 +7,10 @@ import net from 'node:net';
  */
 export function metricsAllowList(spec: string): (address: string | undefined) => boolean {
   const list = new net.BlockList();
-  for (const entry of spec.split(',').map((e) => e.trim()).filter(Boolean)) {
+  for (const entry of spec
+    .split(',')
+    .map((e) => e.trim())
+    .filter(Boolean)) {
     const [address, bits] = entry.split('/');
     const type = net.isIPv6(address) ? 'ipv6' : net.isIPv4(address) ? 'ipv4' : undefined;
     const prefix = bits === undefined ? (type === 'ipv6' ? 128 : 32) : Number(bits);
@@ -20,6 +23,8 @@ export function metricsAllowList(spec: string): (address: string | undefined) =>
     if (!address) return false;
     const mapped = /^::ffff:(\d+\.\d+\.\d+\.\d+)$/i.exec(address)?.[1];
     if (mapped) return list.check(mapped, 'ipv4');
-    return net.isIPv6(address) ? list.check(address, 'ipv6') : net.isIPv4(address) && list.check(address, 'ipv4');
+    return net.isIPv6(address)
+      ? list.check(address, 'ipv6')
+      : net.isIPv4(address) && list.check(address, 'ipv4');
   };
 }

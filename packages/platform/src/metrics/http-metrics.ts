@@ -9,7 +9,14 @@ import type { RunplaneMetrics } from './runplane-metrics.js';
 export function installHttpMetrics(fastify: FastifyInstance, metrics: RunplaneMetrics): void {
   const histogram = metrics.httpRequestDuration;
   fastify.addHook('onResponse', (request, reply, done) => {
-    histogram.observe({ method: request.method, route: request.routeOptions?.url ?? 'unmatched', status_code: reply.statusCode }, reply.elapsedTime / 1000);
+    histogram.observe(
+      {
+        method: request.method,
+        route: request.routeOptions?.url ?? 'unmatched',
+        status_code: reply.statusCode,
+      },
+      reply.elapsedTime / 1000,
+    );
     done();
   });
 }

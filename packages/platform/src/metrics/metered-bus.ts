@@ -1,5 +1,15 @@
 import type { EventDefinition, RpcDefinition, SignalDefinition } from '@runplane/contracts';
-import { Bus, type ConsumeOptions, type ConsumerLag, type EventHandler, type PublishOptions, type RequestOptions, type RpcHandler, type SignalHandler, type Subscription } from '@runplane/bus';
+import {
+  Bus,
+  type ConsumeOptions,
+  type ConsumerLag,
+  type EventHandler,
+  type PublishOptions,
+  type RequestOptions,
+  type RpcHandler,
+  type SignalHandler,
+  type Subscription,
+} from '@runplane/bus';
 import type { RunplaneMetrics } from './runplane-metrics.js';
 
 const seconds = (start: number) => (performance.now() - start) / 1000;
@@ -11,13 +21,17 @@ const seconds = (start: number) => (performance.now() - start) / 1000;
 export class MeteredBus extends Bus {
   readonly kind: 'nats' | 'in-process';
 
-  constructor(private readonly inner: Bus, private readonly metrics: RunplaneMetrics) {
+  constructor(
+    private readonly inner: Bus,
+    private readonly metrics: RunplaneMetrics,
+  ) {
     super();
     this.kind = inner.kind;
     metrics.beforeScrape('bus consumer lag', async () => {
       const lag = await inner.consumerLag();
       metrics.busConsumerPending.reset();
-      for (const l of lag) metrics.busConsumerPending.set({ subject: l.subject, group: l.group }, l.pending);
+      for (const l of lag)
+        metrics.busConsumerPending.set({ subject: l.subject, group: l.group }, l.pending);
     });
   }
 
@@ -31,33 +45,56 @@ export class MeteredBus extends Bus {
     this.metrics.busPublished.inc({ subject: event.subject });
   }
 
-  consume<T>(event: EventDefinition<T>, group: string, handler: EventHandler<T>, options?: ConsumeOptions): Promise<Subscription> {
+  consume<T>(
+    event: EventDefinition<T>,
+    group: string,
+    handler: EventHandler<T>,
+    options?: ConsumeOptions,
+  ): Promise<Subscription> {
     const h = this.metrics.busHandlerDuration;
-    return this.inner.consume(event, group, async (delivered) => {
-      const start = performance.now();
-      try {
-        await handler(delivered);
-        h.observe({ subject: event.subject, kind: 'event', outcome: 'ok' }, seconds(start));
-      } catch (err) {
-        h.observe({ subject: event.subject, kind: 'event', outcome: 'error' }, seconds(start));
-        throw err;
-      }
-    }, options);
+    return this.inner.consume(
+      event,
+      group,
+      async (delivered) => {
+        const start = performance.now();
+        try {
+          await handler(delivered);
+          h.observe({ subject: event.subject, kind: 'event', outcome: 'ok' }, seconds(start));
+        } catch (err) {
+          h.observe({ subject: event.subject, kind: 'event', outcome: 'error' }, seconds(start));
+          throw err;
+        }
+      },
+      options,
+    );
   }
 
-  async request<Req, Res>(rpc: RpcDefinition<Req, Res>, payload: Req, options?: RequestOptions): Promise<Res> {
+  async request<Req, Res>(
+    rpc: RpcDefinition<Req, Res>,
+    payload: Req,
+    options?: RequestOptions,
+  ): Promise<Res> {
     const start = performance.now();
     try {
       const reply = await this.inner.request(rpc, payload, options);
-      this.metrics.busRequestDuration.observe({ subject: rpc.subject, outcome: 'ok' }, seconds(start));
+      this.metrics.busRequestDuration.observe(
+        { subject: rpc.subject, outcome: 'ok' },
+        seconds(start),
+      );
       return reply;
     } catch (err) {
-      this.metrics.busRequestDuration.observe({ subject: rpc.subject, outcome: 'error' }, seconds(start));
+      this.metrics.busRequestDuration.observe(
+        { subject: rpc.subject, outcome: 'error' },
+        seconds(start),
+      );
       throw err;
     }
   }
 
-  serve<Req, Res>(rpc: RpcDefinition<Req, Res>, handler: RpcHandler<Req, Res>): Promise<Subscription> {
+  serve<Req, Res>(
+    rpc: RpcDefinition<Req, Res>,
+    handler: RpcHandler<Req, Res>,
+  ): Promise<Subscription> {
     const h = this.metrics.busHandlerDuration;
     return this.inner.serve(rpc, async (payload, context) => {
       const start = performance.now();

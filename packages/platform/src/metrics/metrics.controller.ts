@@ -21,19 +21,31 @@ import { ApiError } from '../docs/decorators.js';
 export class MetricsController {
   private readonly allowed: (address: string | undefined) => boolean;
 
-  constructor(private readonly metrics: RunplaneMetrics, config: RunplaneConfig, @Inject(LOGGER) private readonly logger: Logger) {
+  constructor(
+    private readonly metrics: RunplaneMetrics,
+    config: RunplaneConfig,
+    @Inject(LOGGER) private readonly logger: Logger,
+  ) {
     this.allowed = metricsAllowList(config.RUNPLANE_METRICS_ALLOW);
   }
 
   @Public()
-  @ApiOperation({ summary: 'Prometheus metrics', description: 'Only for peers whose address is in RUNPLANE_METRICS_ALLOW (loopback by default).' })
+  @ApiOperation({
+    summary: 'Prometheus metrics',
+    description: 'Only for peers whose address is in RUNPLANE_METRICS_ALLOW (loopback by default).',
+  })
   @ApiProduces('text/plain')
   @ApiOkResponse({ description: 'Prometheus text format.', schema: { type: 'string' } })
-  @ApiError(403, 'The peer\'s address is not in RUNPLANE_METRICS_ALLOW.')
+  @ApiError(403, "The peer's address is not in RUNPLANE_METRICS_ALLOW.")
   @Get('metrics')
   async scrape(@Req() request: FastifyRequest, @Res() reply: FastifyReply) {
     if (!this.allowed(request.socket.remoteAddress)) {
-      throw new RunplaneError(403, 'metrics are only served to addresses listed in RUNPLANE_METRICS_ALLOW', undefined, 'METRICS_FORBIDDEN');
+      throw new RunplaneError(
+        403,
+        'metrics are only served to addresses listed in RUNPLANE_METRICS_ALLOW',
+        undefined,
+        'METRICS_FORBIDDEN',
+      );
     }
     const text = await this.metrics.render(this.logger);
     return reply.header('content-type', this.metrics.contentType).send(text);

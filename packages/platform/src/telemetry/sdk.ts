@@ -1,4 +1,10 @@
-import { REDACTED_QUERY_PARAMS, SDK_ENV_DEFAULTS, isUntracedPath, serviceNameFrom, tracingRequested } from './settings.js';
+import {
+  REDACTED_QUERY_PARAMS,
+  SDK_ENV_DEFAULTS,
+  isUntracedPath,
+  serviceNameFrom,
+  tracingRequested,
+} from './settings.js';
 
 /** What the running SDK leaves behind for shutdownTelemetry(). */
 interface TelemetryHandle {
@@ -77,26 +83,40 @@ export interface TelemetryShutdownLogger {
  * tracing is off; never throws, and gives up after `timeoutMs` (an unreachable collector must not
  * turn a clean stop into a forced exit).
  */
-export async function shutdownTelemetry(logger?: TelemetryShutdownLogger, timeoutMs = 5000): Promise<void> {
+export async function shutdownTelemetry(
+  logger?: TelemetryShutdownLogger,
+  timeoutMs = 5000,
+): Promise<void> {
   const handle = (globalThis as GlobalWithHandle)[HANDLE];
   if (!handle) return;
   handle.stopping ??= (async () => {
     let gaveUp = false;
     // Errors are handled on the shutdown promise itself: it may settle after the timeout won.
-    const flushed = Promise.resolve().then(() => handle.shutdown()).then(
-      () => true,
-      (err: unknown) => {
-        if (!gaveUp) logger?.warn({ err: (err as Error)?.message ?? String(err) }, 'telemetry: shutdown failed; some spans may be lost');
-        return true;
-      },
-    );
+    const flushed = Promise.resolve()
+      .then(() => handle.shutdown())
+      .then(
+        () => true,
+        (err: unknown) => {
+          if (!gaveUp)
+            logger?.warn(
+              { err: (err as Error)?.message ?? String(err) },
+              'telemetry: shutdown failed; some spans may be lost',
+            );
+          return true;
+        },
+      );
     let timer: NodeJS.Timeout | undefined;
-    const timedOut = new Promise<false>((resolve) => { timer = setTimeout(() => resolve(false), timeoutMs); });
+    const timedOut = new Promise<false>((resolve) => {
+      timer = setTimeout(() => resolve(false), timeoutMs);
+    });
     const finished = await Promise.race([flushed, timedOut]);
     clearTimeout(timer);
     if (!finished) {
       gaveUp = true;
-      logger?.warn({ timeoutMs }, 'telemetry: spans not flushed in time (collector unreachable?); some may be lost');
+      logger?.warn(
+        { timeoutMs },
+        'telemetry: spans not flushed in time (collector unreachable?); some may be lost',
+      );
     }
   })();
   await handle.stopping;

@@ -9,7 +9,14 @@ export const DEFAULT_SERVICE_NAME = 'runplane';
 
 /** Query parameters whose values never reach a span: the instrumentation's own list plus `api_key`. */
 export const REDACTED_QUERY_PARAMS: readonly string[] = [
-  'api_key', 'sig', 'Signature', 'AWSAccessKeyId', 'X-Goog-Signature', 'X-Amz-Signature', 'X-Amz-Credential', 'X-Amz-Security-Token',
+  'api_key',
+  'sig',
+  'Signature',
+  'AWSAccessKeyId',
+  'X-Goog-Signature',
+  'X-Amz-Signature',
+  'X-Amz-Credential',
+  'X-Amz-Security-Token',
 ];
 
 /**
@@ -25,7 +32,8 @@ export const SDK_ENV_DEFAULTS: Readonly<Record<string, string>> = {
 
 /** Tracing is on when an OTLP endpoint is configured and the SDK is not explicitly disabled. */
 export function tracingRequested(env: NodeJS.ProcessEnv = process.env): boolean {
-  const endpoint = env.OTEL_EXPORTER_OTLP_TRACES_ENDPOINT?.trim() || env.OTEL_EXPORTER_OTLP_ENDPOINT?.trim();
+  const endpoint =
+    env.OTEL_EXPORTER_OTLP_TRACES_ENDPOINT?.trim() || env.OTEL_EXPORTER_OTLP_ENDPOINT?.trim();
   if (!endpoint) return false;
   return env.OTEL_SDK_DISABLED?.trim().toLowerCase() !== 'true';
 }
@@ -35,7 +43,8 @@ export function serviceNameFrom(env: NodeJS.ProcessEnv = process.env): string | 
   const explicit = env.OTEL_SERVICE_NAME?.trim();
   if (explicit) return explicit;
   const attributes = env.OTEL_RESOURCE_ATTRIBUTES ?? '';
-  if (attributes.split(',').some((pair) => pair.split('=')[0]?.trim() === 'service.name')) return undefined;
+  if (attributes.split(',').some((pair) => pair.split('=')[0]?.trim() === 'service.name'))
+    return undefined;
   return DEFAULT_SERVICE_NAME;
 }
 

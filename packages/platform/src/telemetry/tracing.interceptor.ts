@@ -1,5 +1,18 @@
-import { Injectable, type CallHandler, type ExecutionContext, type NestInterceptor } from '@nestjs/common';
-import { context, ProxyTracerProvider, SpanKind, SpanStatusCode, trace, type Attributes, type Span } from '@opentelemetry/api';
+import {
+  Injectable,
+  type CallHandler,
+  type ExecutionContext,
+  type NestInterceptor,
+} from '@nestjs/common';
+import {
+  context,
+  ProxyTracerProvider,
+  SpanKind,
+  SpanStatusCode,
+  trace,
+  type Attributes,
+  type Span,
+} from '@opentelemetry/api';
 import { finalize, tap, type Observable } from 'rxjs';
 
 const tracer = trace.getTracer('@runplane/platform');
@@ -61,7 +74,8 @@ export class TracingInterceptor implements NestInterceptor {
       }
     } else if (type === 'rpc') {
       const busContext = ctx.switchToRpc().getContext<BusLikeContext>();
-      const subject = typeof busContext?.getSubject === 'function' ? busContext.getSubject() : undefined;
+      const subject =
+        typeof busContext?.getSubject === 'function' ? busContext.getSubject() : undefined;
       if (subject) {
         attributes['messaging.destination.name'] = subject;
         attributes['messaging.system'] = 'runplane-bus';
@@ -101,7 +115,8 @@ function recordError(span: Span, err: unknown): void {
   span.recordException(error);
   const status = statusOf(err);
   if (status !== undefined) span.setAttribute('runplane.error.status', status);
-  if (status === undefined || status >= 500) span.setStatus({ code: SpanStatusCode.ERROR, message: error.message });
+  if (status === undefined || status >= 500)
+    span.setStatus({ code: SpanStatusCode.ERROR, message: error.message });
 }
 
 /** The HTTP-like status an error carries (RunplaneError.status, Nest's HttpException.getStatus()). */

@@ -1,4 +1,12 @@
-import type { V1Container, V1EnvVar, V1PersistentVolumeClaim, V1Pod, V1Secret, V1Volume, V1VolumeMount } from '@kubernetes/client-node';
+import type {
+  V1Container,
+  V1EnvVar,
+  V1PersistentVolumeClaim,
+  V1Pod,
+  V1Secret,
+  V1Volume,
+  V1VolumeMount,
+} from '@kubernetes/client-node';
 import type { WorkloadSpec } from '../compute-provider.js';
 
 /**
@@ -47,7 +55,10 @@ export function isValidName(name: string): boolean {
 
 /** A label value: at most 63 of [A-Za-z0-9-_.], starting and ending alphanumeric. */
 export function labelValue(value: string): string {
-  const cleaned = value.replace(/[^A-Za-z0-9\-_.]/g, '_').slice(0, 63).replace(/^[^A-Za-z0-9]+|[^A-Za-z0-9]+$/g, '');
+  const cleaned = value
+    .replace(/[^A-Za-z0-9\-_.]/g, '_')
+    .slice(0, 63)
+    .replace(/^[^A-Za-z0-9]+|[^A-Za-z0-9]+$/g, '');
   return cleaned;
 }
 
@@ -71,7 +82,9 @@ export function workloadLabels(spec: WorkloadSpec, o: ManifestOptions): Record<s
     [LABEL.installation]: labelValue(o.installation),
     [LABEL.workload]: spec.id,
   };
-  const add = (key: string, value: string | undefined) => { if (value && labelValue(value)) labels[key] = labelValue(value); };
+  const add = (key: string, value: string | undefined) => {
+    if (value && labelValue(value)) labels[key] = labelValue(value);
+  };
   add(LABEL.podId, l.podId ?? spec.id);
   add(LABEL.owner, l.ownerId);
   add(LABEL.endpoint, l.endpointId);
@@ -81,7 +94,10 @@ export function workloadLabels(spec: WorkloadSpec, o: ManifestOptions): Record<s
 }
 
 /** The Secret with the workload's secret variables, or null when it has none. */
-export function secretManifest(spec: WorkloadSpec, o: ManifestOptions): { secret: V1Secret; keys: Record<string, string> } | null {
+export function secretManifest(
+  spec: WorkloadSpec,
+  o: ManifestOptions,
+): { secret: V1Secret; keys: Record<string, string> } | null {
   const entries = Object.entries(spec.secretEnv ?? {});
   if (!entries.length) return null;
   const keys: Record<string, string> = {};
@@ -94,21 +110,31 @@ export function secretManifest(spec: WorkloadSpec, o: ManifestOptions): { secret
   return {
     keys,
     secret: {
-      apiVersion: 'v1', kind: 'Secret', type: 'Opaque',
-      metadata: { name: secretName(spec.id), namespace: o.namespace, labels: workloadLabels(spec, o) },
+      apiVersion: 'v1',
+      kind: 'Secret',
+      type: 'Opaque',
+      metadata: {
+        name: secretName(spec.id),
+        namespace: o.namespace,
+        labels: workloadLabels(spec, o),
+      },
       stringData: data,
     },
   };
 }
 
 /** The PersistentVolumeClaim of a Pod's volume (persists across its restarts), or null when it needs none. */
-export function volumeClaimManifest(spec: WorkloadSpec, o: ManifestOptions): V1PersistentVolumeClaim | null {
+export function volumeClaimManifest(
+  spec: WorkloadSpec,
+  o: ManifestOptions,
+): V1PersistentVolumeClaim | null {
   const podKey = spec.disks?.persistentKey;
   if (!podKey || !spec.disks?.volumeInGb || spec.disks.networkVolume) return null;
   const labels = workloadLabels(spec, o);
   delete labels[LABEL.workload]; // it outlives this workload
   return {
-    apiVersion: 'v1', kind: 'PersistentVolumeClaim',
+    apiVersion: 'v1',
+    kind: 'PersistentVolumeClaim',
     metadata: { name: volumeClaimName(podKey), namespace: o.namespace, labels },
     spec: {
       accessModes: ['ReadWriteOnce'],
@@ -122,9 +148,15 @@ export function volumeClaimManifest(spec: WorkloadSpec, o: ManifestOptions): V1P
  * The Pod. With `disks.persistentKey` (Pods) the volume is that Pod's claim; without it
  * (serverless workers) an emptyDir.
  */
-export function podManifest(spec: WorkloadSpec, o: ManifestOptions, secretKeys: Record<string, string> | null): V1Pod {
+export function podManifest(
+  spec: WorkloadSpec,
+  o: ManifestOptions,
+  secretKeys: Record<string, string> | null,
+): V1Pod {
   const persistentVolumeKey = spec.disks?.persistentKey;
-  const env: V1EnvVar[] = Object.entries(spec.env).filter(([name]) => !secretKeys?.[name]).map(([name, value]) => ({ name, value }));
+  const env: V1EnvVar[] = Object.entries(spec.env)
+    .filter(([name]) => !secretKeys?.[name])
+    .map(([name, value]) => ({ name, value }));
   for (const [name, key] of Object.entries(secretKeys ?? {})) {
     env.push({ name, valueFrom: { secretKeyRef: { name: secretName(spec.id), key } } });
   }
@@ -134,19 +166,28 @@ export function podManifest(spec: WorkloadSpec, o: ManifestOptions, secretKeys: 
   if (r.vcpuCount) quantities.cpu = String(r.vcpuCount);
   if (r.memoryInGb) quantities.memory = `${Math.round(r.memoryInGb * 1024)}Mi`;
   if (r.gpuCount) quantities[r.gpuResource ?? 'nvidia.com/gpu'] = String(r.gpuCount);
-  if (spec.disks?.containerDiskInGb) quantities['ephemeral-storage'] = `${spec.disks.containerDiskInGb}Gi`;
+  if (spec.disks?.containerDiskInGb)
+    quantities['ephemeral-storage'] = `${spec.disks.containerDiskInGb}Gi`;
 
   const volumes: V1Volume[] = [];
   const mounts: V1VolumeMount[] = [];
   const d = spec.disks ?? {};
   const mountPath = d.volumeMountPath || '/workspace';
   if (d.networkVolume) {
-    volumes.push({ name: 'network-volume', persistentVolumeClaim: { claimName: d.networkVolume.claimName } });
+    volumes.push({
+      name: 'network-volume',
+      persistentVolumeClaim: { claimName: d.networkVolume.claimName },
+    });
     mounts.push({ name: 'network-volume', mountPath: d.networkVolume.mountPath });
   } else if (d.volumeInGb) {
-    volumes.push(persistentVolumeKey
-      ? { name: 'volume', persistentVolumeClaim: { claimName: volumeClaimName(persistentVolumeKey) } }
-      : { name: 'volume', emptyDir: { sizeLimit: `${d.volumeInGb}Gi` } });
+    volumes.push(
+      persistentVolumeKey
+        ? {
+            name: 'volume',
+            persistentVolumeClaim: { claimName: volumeClaimName(persistentVolumeKey) },
+          }
+        : { name: 'volume', emptyDir: { sizeLimit: `${d.volumeInGb}Gi` } },
+    );
     mounts.push({ name: 'volume', mountPath });
   }
 
@@ -159,15 +200,27 @@ export function podManifest(spec: WorkloadSpec, o: ManifestOptions, secretKeys: 
     env,
     ports: (spec.ports ?? []).map((p) => {
       const [port, protocol] = p.split('/');
-      return { name: `${protocol}-${port}`.slice(0, 15), containerPort: Number(port), protocol: 'TCP' };
+      return {
+        name: `${protocol}-${port}`.slice(0, 15),
+        containerPort: Number(port),
+        protocol: 'TCP',
+      };
     }),
-    resources: Object.keys(quantities).length ? { requests: { ...quantities }, limits: { ...quantities } } : undefined,
+    resources: Object.keys(quantities).length
+      ? { requests: { ...quantities }, limits: { ...quantities } }
+      : undefined,
     ...(mounts.length ? { volumeMounts: mounts } : {}),
   };
   const gpu = !!r.gpuCount;
   return {
-    apiVersion: 'v1', kind: 'Pod',
-    metadata: { name: spec.id, namespace: o.namespace, labels: workloadLabels(spec, o), annotations: { 'runplane.io/image': spec.image } },
+    apiVersion: 'v1',
+    kind: 'Pod',
+    metadata: {
+      name: spec.id,
+      namespace: o.namespace,
+      labels: workloadLabels(spec, o),
+      annotations: { 'runplane.io/image': spec.image },
+    },
     spec: {
       restartPolicy: 'Never',
       terminationGracePeriodSeconds: o.terminationGraceSeconds,
@@ -176,7 +229,9 @@ export function podManifest(spec: WorkloadSpec, o: ManifestOptions, secretKeys: 
       enableServiceLinks: false,
       containers: [container],
       ...(volumes.length ? { volumes } : {}),
-      ...(o.imagePullSecrets.length ? { imagePullSecrets: o.imagePullSecrets.map((name) => ({ name })) } : {}),
+      ...(o.imagePullSecrets.length
+        ? { imagePullSecrets: o.imagePullSecrets.map((name) => ({ name })) }
+        : {}),
       ...(gpu && o.gpuRuntimeClass ? { runtimeClassName: o.gpuRuntimeClass } : {}),
       ...(gpu && r.gpuNodeSelector ? { nodeSelector: r.gpuNodeSelector } : {}),
     },
