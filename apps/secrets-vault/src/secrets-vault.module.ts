@@ -12,6 +12,9 @@ import { PrismaClient } from './generated/prisma/client.js';
 import { SecretsBusController } from './secrets/secrets.bus-controller.js';
 import { SecretsRepository } from './secrets/secrets.repository.js';
 import { SecretsService } from './secrets/secrets.service.js';
+import { UsersBusController } from './users/users.bus-controller.js';
+import { UsersRepository } from './users/users.repository.js';
+import { UsersService } from './users/users.service.js';
 import { WebhookSigningBusController } from './webhook-signing/webhook-signing.bus-controller.js';
 import { WebhookSigningRepository } from './webhook-signing/webhook-signing.repository.js';
 import { WebhookSigningService } from './webhook-signing/webhook-signing.service.js';
@@ -33,6 +36,7 @@ export const SECRETS_VAULT_MIGRATIONS = fileURLToPath(
     ApiKeysBusController,
     SecretsBusController,
     WebhookSigningBusController,
+    UsersBusController,
   ],
   // MasterKeyring is exported for other vault features that keep values encrypted at rest.
   providers: [
@@ -45,6 +49,8 @@ export const SECRETS_VAULT_MIGRATIONS = fileURLToPath(
     SecretsRepository,
     WebhookSigningService,
     WebhookSigningRepository,
+    UsersService,
+    UsersRepository,
   ],
   exports: [keyringProvider],
 })

@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { hashApiKey } from '@runplane/auth';
+import { UserRpc } from '@runplane/contracts';
 import { startTestServer, type TestServer } from '@runplane/platform';
 import { PrismaClient } from '../src/generated/prisma/client.js';
 import { secretsVaultService } from '../src/index.js';
@@ -142,6 +143,26 @@ describe('secrets-vault: users and API keys over REST', () => {
     expect(
       (await server.call('DELETE', `/v1/apikeys/${self.keyId}`, undefined, as(mallory.key))).status,
     ).toBe(404);
+  });
+
+  it("a user's own settings over the bus: the SSH public keys are kept as sent; unknown users 404", async () => {
+    const { userId } = await newUserKey('readwrite');
+    expect(await server.bus.request(UserRpc.get, { userId })).toEqual({
+      id: userId,
+      name: 'user-readwrite',
+      pubKey: '',
+      createdAt: expect.any(String),
+    });
+    const keys = 'ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIA one@host\n\nssh-rsa AAAAB3Nza two@host';
+    const updated = await server.bus.request(UserRpc.updateSettings, { userId, pubKey: keys });
+    expect(updated.pubKey).toBe(keys);
+    expect((await server.bus.request(UserRpc.get, { userId })).pubKey).toBe(keys);
+    await expect(server.bus.request(UserRpc.get, { userId: 'usr_nobody' })).rejects.toMatchObject({
+      status: 404,
+    });
+    await expect(
+      server.bus.request(UserRpc.updateSettings, { userId, pubKey: 'x'.repeat(65_537) }),
+    ).rejects.toMatchObject({ status: 400 });
   });
 
   it('rejects bad input with 400 and the offending field', async () => {

@@ -21,6 +21,7 @@ const RESPONSE_TYPES = [
   'Endpoint',
   'Template',
   'Pod',
+  'NetworkVolume',
   'User',
   'ApiKeyView',
   'CreatedApiKey',

@@ -4,3 +4,5 @@ export * from './vault.js';
 export * from './templates.js';
 export * from './pods.js';
 export * from './webhooks.js';
+export * from './pod-api.js';
+export * from './users.js';

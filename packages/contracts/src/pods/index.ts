@@ -1,1 +1,3 @@
 export * from './pod.dto.js';
+export * from './network-volume.dto.js';
+export * from './catalogue.js';

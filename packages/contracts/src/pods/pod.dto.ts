@@ -18,6 +18,8 @@ import type { Template } from '../templates/template.dto.js';
 
 /** Spec "Limits": Pod name length. */
 export const MAX_POD_NAME = 191;
+/** The most GPUs one Pod or serverless worker may ask for. */
+export const MAX_GPU_COUNT = 16;
 export const POD_DESIRED_STATUSES = ['RUNNING', 'EXITED', 'TERMINATED'] as const;
 export type PodDesiredStatus = (typeof POD_DESIRED_STATUSES)[number];
 export const POD_COMPUTE_TYPES = ['GPU', 'CPU'] as const;
@@ -61,7 +63,7 @@ export class PodCreateDto extends PodUpdateDto {
   @IsOptional() @IsIn(POD_CLOUD_TYPES) cloudType?: (typeof POD_CLOUD_TYPES)[number];
   @IsOptional() @IsArray() @IsString({ each: true }) gpuTypeIds?: string[];
   @IsOptional() @IsIn(['availability', 'custom']) gpuTypePriority?: string;
-  @IsOptional() @IsInt() @Min(1) @Max(16) gpuCount?: number;
+  @IsOptional() @IsInt() @Min(1) @Max(MAX_GPU_COUNT) gpuCount?: number;
   @IsOptional() @IsArray() @IsString({ each: true }) cpuFlavorIds?: string[];
   @IsOptional() @IsIn(['availability', 'custom']) cpuFlavorPriority?: string;
   @IsOptional() @IsInt() @Min(1) @Max(512) vcpuCount?: number;
@@ -84,6 +86,11 @@ export class PodCreateDto extends PodUpdateDto {
   minDownloadMbps?: number;
   @IsOptional() @IsNumber({ allowNaN: false, allowInfinity: false }) @Min(0) minUploadMbps?: number;
   @IsOptional() @IsArray() @IsString({ each: true }) allowedCudaVersions?: string[];
+  /**
+   * The start command as one shell-quoted string (runpodctl sends it): `dockerStartCmd` split like
+   * a shell would. "" means "not given" (the template's command, else the image's).
+   */
+  @IsOptional() @IsString() dockerArgs?: string;
 }
 
 /** Spec "GPU object". Prices are per GPU and hour. */

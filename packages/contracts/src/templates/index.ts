@@ -1,1 +1,2 @@
 export * from './template.dto.js';
+export * from './docker-args.js';

@@ -1,3 +1,4 @@
+import { Type } from 'class-transformer';
 import {
   IsArray,
   IsBoolean,
@@ -13,6 +14,7 @@ import {
   MinLength,
   ValidateBy,
   ValidateIf,
+  ValidateNested,
   type ValidationOptions,
 } from 'class-validator';
 
@@ -49,6 +51,14 @@ export function IsStringMap(options?: ValidationOptions): PropertyDecorator {
   );
 }
 
+/** A dashboard label of one exposed port (RunPod's `portsConfig`): `{"port": "8888", "name": "Jupyter"}`. */
+export class PortLabelDto {
+  @IsString()
+  @Matches(/^\d{1,5}$/, { message: 'port must be a port number like "8888"' })
+  port!: string;
+  @IsString() @MinLength(1) @MaxLength(64) name!: string;
+}
+
 /** Body of `POST /v1/templates/{id}/update` and `PATCH` (spec "Template update body"). */
 export class TemplateUpdateDto {
   @IsOptional() @IsString() @MinLength(1) @MaxLength(191) name?: string;
@@ -63,6 +73,12 @@ export class TemplateUpdateDto {
   @IsArray()
   @Matches(PORT, { each: true, message: 'each port must look like "8888/http" or "22/tcp"' })
   ports?: string[];
+  /** Labels of some of `ports` (each port once); a label of a port the template does not expose is refused. */
+  @IsOptional()
+  @IsArray()
+  @ValidateNested({ each: true })
+  @Type(() => PortLabelDto)
+  portsConfig?: PortLabelDto[];
   @IsOptional() @IsString() readme?: string;
   @IsOptional() @IsInt() @Min(0) @Max(10_000) volumeInGb?: number;
   @IsOptional()
@@ -81,6 +97,11 @@ export class TemplateCreateDto extends TemplateUpdateDto {
   @IsOptional() @IsBoolean() isServerless?: boolean;
 }
 
+export interface PortLabel {
+  port: string;
+  name: string;
+}
+
 /** A template as REST v1 returns it (spec "Template (REST)"). */
 export interface Template {
   id: string;
@@ -97,6 +118,8 @@ export interface Template {
   isRunpod: boolean;
   isServerless: boolean;
   ports: string[];
+  /** Labels of exposed ports, by port number. */
+  portsConfig: PortLabel[];
   readme: string;
   runtimeInMin: number;
   volumeInGb: number;

@@ -1,0 +1,2 @@
+-- AlterTable
+ALTER TABLE "User" ADD COLUMN     "pubKey" TEXT NOT NULL DEFAULT '';
