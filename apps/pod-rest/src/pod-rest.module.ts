@@ -6,6 +6,12 @@ import { EndpointsController } from './endpoints/endpoints.controller.js';
 import { EndpointsService } from './endpoints/endpoints.service.js';
 import { PrismaClient } from './generated/prisma/client.js';
 import { PodViews } from './pods/pod-view.js';
+import { CatalogueBusController } from './catalogue/catalogue.bus-controller.js';
+import { NetworkVolumesBusController } from './network-volumes/network-volumes.bus-controller.js';
+import { NetworkVolumesController } from './network-volumes/network-volumes.controller.js';
+import { NetworkVolumesRepository } from './network-volumes/network-volumes.repository.js';
+import { NetworkVolumesService } from './network-volumes/network-volumes.service.js';
+import { PodsBusController } from './pods/pods.bus-controller.js';
 import { PodsController } from './pods/pods.controller.js';
 import { PodsRepository } from './pods/pods.repository.js';
 import { PodsService } from './pods/pods.service.js';
@@ -19,7 +25,7 @@ import { WorkersService } from './workers/workers.service.js';
 
 export const POD_REST_MIGRATIONS = fileURLToPath(new URL('../prisma/migrations', import.meta.url));
 
-/** pod-rest serves the RunPod REST v1 API: Pods, endpoints and templates; it runs Pods (serverless workers included) on its compute provider. */
+/** pod-rest serves the RunPod REST v1 API: Pods, network volumes, endpoints and templates; it runs Pods (serverless workers included) on its compute provider. */
 @Module({
   imports: [
     DatabaseModule.forService({
@@ -35,6 +41,10 @@ export const POD_REST_MIGRATIONS = fileURLToPath(new URL('../prisma/migrations',
     EndpointsController,
     TemplateUsageBusController,
     PodsController,
+    PodsBusController,
+    CatalogueBusController,
+    NetworkVolumesController,
+    NetworkVolumesBusController,
   ],
   providers: [
     WorkersService,
@@ -45,6 +55,8 @@ export const POD_REST_MIGRATIONS = fileURLToPath(new URL('../prisma/migrations',
     TemplateUsageService,
     PodsService,
     PodViews,
+    NetworkVolumesService,
+    NetworkVolumesRepository,
   ],
 })
 export class PodRestModule {}

@@ -16,6 +16,12 @@ import {
   sizePod,
   type PricedPod,
 } from '../src/catalogue/pricing.js';
+import {
+  dataCenterIds,
+  dataCenterOffers,
+  gpuTypeOffers,
+  lowestPrice,
+} from '../src/catalogue/offers.js';
 import { HostMachine, parseNvidiaSmi, parseThreadsPerCore } from '../src/compute/host-machine.js';
 import { DEFAULT_CATALOGUE_FILE, PodRestSettings } from '../src/settings.js';
 
@@ -357,6 +363,89 @@ describe('pricing', () => {
       dataCenterId: 'LOCAL-1',
       note: '',
     });
+  });
+});
+
+describe('offers (GraphQL gpuTypes, lowestPrice, dataCenters)', () => {
+  const c = loadCatalogueFileFrom(
+    minimal({
+      defaults: { gpuTypeId: 'GPU-A', cpuFlavorId: 'cpuX', dataCenterId: 'DC-1', location: 'Here' },
+      machines: [{ id: 'm1', dataCenterId: 'DC-2', location: 'There' }],
+    }),
+  );
+
+  it('lists GPU types with their prices and pool; ids (or aliases) narrow the list', () => {
+    expect(gpuTypeOffers(c)).toEqual([
+      expect.objectContaining({
+        id: 'GPU-A',
+        manufacturer: 'Nvidia',
+        pool: null,
+        securePrice: 1,
+        maxGpuCount: 16,
+      }),
+    ]);
+    expect(gpuTypeOffers(c, ['vendor a 24gb']).map((g) => g.id)).toEqual(['GPU-A']);
+    expect(gpuTypeOffers(c, ['nope'])).toEqual([]);
+  });
+
+  it('prices n GPUs like a Pod with them (secure or community, on demand and spot) and sizes them', () => {
+    expect(lowestPrice(c, { gpuTypeId: 'GPU-A', gpuCount: 3 })).toEqual({
+      gpuTypeId: 'GPU-A',
+      gpuName: 'A',
+      gpuCount: 3,
+      uninterruptablePrice: 3,
+      minimumBidPrice: 1.2,
+      minMemory: 30,
+      minVcpu: 12,
+      stockStatus: 'High',
+    });
+    expect(lowestPrice(c, { gpuTypeId: 'GPU-A', gpuCount: 2, secureCloud: false })).toMatchObject({
+      uninterruptablePrice: 1,
+      minimumBidPrice: 0.4,
+    });
+    expect(lowestPrice(c, { gpuTypeId: 'nope', gpuCount: 1 })).toBeNull();
+  });
+
+  it('data centers: the default one, then those the machines name; every GPU type offered in each', () => {
+    expect(dataCenterIds(c)).toEqual(['DC-1', 'DC-2']);
+    expect(dataCenterOffers(c)).toEqual([
+      {
+        id: 'DC-1',
+        name: 'DC-1',
+        location: 'Here',
+        gpuAvailability: [
+          { gpuTypeId: 'GPU-A', displayName: 'A', stockStatus: 'High', available: true },
+        ],
+      },
+      {
+        id: 'DC-2',
+        name: 'DC-2',
+        location: 'There',
+        gpuAvailability: [
+          { gpuTypeId: 'GPU-A', displayName: 'A', stockStatus: 'High', available: true },
+        ],
+      },
+    ]);
+  });
+
+  it('a pool is an upper-case id; the shipped catalogue covers the RunPod pools', () => {
+    const bad = minimal();
+    (bad.gpuTypes[0] as Record<string, unknown>).pool = 'ada 24';
+    expect(() => loadCatalogueFileFrom(bad)).toThrow(/pool must be like ADA_24/);
+    const pools = new Set(
+      gpuTypeOffers(loadCatalogueFile(DEFAULT_CATALOGUE_FILE)).map((g) => g.pool),
+    );
+    for (const pool of [
+      'AMPERE_16',
+      'AMPERE_24',
+      'ADA_24',
+      'AMPERE_48',
+      'ADA_48_PRO',
+      'AMPERE_80',
+      'ADA_80_PRO',
+      'HOPPER_141',
+    ])
+      expect(pools).toContain(pool);
   });
 });
 

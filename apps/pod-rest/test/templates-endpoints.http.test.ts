@@ -137,6 +137,7 @@ describe('pod-rest REST v1 /v1/templates and /v1/endpoints', () => {
         isRunpod: false,
         isServerless: false,
         ports: [],
+        portsConfig: [],
         readme: '',
         runtimeInMin: 0,
         volumeInGb: 20,

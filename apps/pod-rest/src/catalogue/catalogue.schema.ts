@@ -9,6 +9,7 @@ import {
   IsObject,
   IsOptional,
   IsString,
+  Matches,
   Min,
   MinLength,
   ValidateNested,
@@ -50,6 +51,11 @@ export class CatalogueGpuType {
   @IsOptional() @IsString() @MinLength(1) resource?: string;
   /** Kubernetes: node labels a Pod with this GPU must run on, e.g. `nvidia.com/gpu.product: NVIDIA-GeForce-RTX-4090`. */
   @IsOptional() @IsObject() nodeSelector?: Record<string, string>;
+  /** The serverless GPU pool it belongs to (RunPod's `gpuIds` of an endpoint, e.g. `ADA_24`). */
+  @IsOptional()
+  @IsString()
+  @Matches(/^[A-Z0-9_]+$/, { message: 'pool must be like ADA_24' })
+  pool?: string;
   /** Other names of this GPU (as nvidia-smi or node labels print them). */
   @IsOptional() @IsArray() @IsString({ each: true }) aliases?: string[];
   @IsObject() @ValidateNested() @Type(() => GpuPrices) prices!: GpuPrices;

@@ -11,6 +11,10 @@ import {
   savingsPlanView,
 } from '../catalogue/pricing.js';
 import { ComputeProvider } from '../compute/compute-provider.js';
+import {
+  NetworkVolumesService,
+  type MountableVolume,
+} from '../network-volumes/network-volumes.service.js';
 import type { PodRow } from './pods.repository.js';
 
 export interface PodIncludes {
@@ -27,6 +31,7 @@ export class PodViews {
     private readonly catalogue: CatalogueService,
     private readonly compute: ComputeProvider,
     private readonly bus: Bus,
+    private readonly volumes: NetworkVolumesService,
   ) {}
 
   async render(row: PodRow, include: PodIncludes = {}): Promise<Pod> {
@@ -43,6 +48,15 @@ export class PodViews {
     if (include.includeMachine) {
       for (const id of new Set(rows.map((r) => this.machineIdOf(r)).filter(Boolean)))
         machines.set(id, await this.compute.describeMachine(id).catch(() => null));
+    }
+    const volumes = new Map<string, MountableVolume>();
+    if (include.includeNetworkVolume) {
+      for (const row of rows) {
+        const key = `${row.ownerId}/${row.networkVolumeId}`;
+        if (!row.networkVolumeId || volumes.has(key)) continue;
+        const volume = await this.volumes.mountable(row.ownerId, row.networkVolumeId);
+        if (volume) volumes.set(key, volume);
+      }
     }
     return rows.map((row) => {
       const priced = { ...row, gpuTypeId: row.gpuTypeId ?? null };
@@ -90,16 +104,14 @@ export class PodViews {
       };
       if (include.includeMachine && machineId)
         pod.machine = machineView(catalogue, machineId, machines.get(machineId) ?? null, priced);
-      if (include.includeNetworkVolume && row.networkVolumeId) {
-        const volume = catalogue.networkVolumes.find((v) => v.id === row.networkVolumeId);
-        if (volume)
-          pod.networkVolume = {
-            id: volume.id,
-            name: volume.name,
-            size: volume.size,
-            dataCenterId: volume.dataCenterId ?? catalogue.defaults.dataCenterId,
-          };
-      }
+      const volume = row.networkVolumeId && volumes.get(`${row.ownerId}/${row.networkVolumeId}`);
+      if (volume)
+        pod.networkVolume = {
+          id: volume.id,
+          name: volume.name,
+          size: volume.size,
+          dataCenterId: volume.dataCenterId,
+        };
       if (include.includeSavingsPlans)
         pod.savingsPlans = plansFor(catalogue, priced, now).map((p) => savingsPlanView(p, row.id));
       if (include.includeTemplate && row.templateId && templates.has(row.templateId))

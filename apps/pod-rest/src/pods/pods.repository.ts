@@ -141,6 +141,16 @@ export class PodsRepository {
     });
   }
 
+  /** Pods (not deleted) that mount the network volume. */
+  async idsUsingNetworkVolume(networkVolumeId: string): Promise<string[]> {
+    const rows = await this.db.pod.findMany({
+      where: { networkVolumeId, deletedAt: null },
+      select: { id: true },
+      take: 100,
+    });
+    return rows.map((r) => r.id);
+  }
+
   /** Pods meant to be running on some compute workload (checked against the provider at start-up). */
   findRunningWithWorkload(): Promise<PodRow[]> {
     return this.db.pod.findMany({ where: { desiredStatus: 'RUNNING', computeRef: { not: null } } });

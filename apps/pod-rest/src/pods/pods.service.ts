@@ -12,6 +12,7 @@ import {
   PodUpdateDto,
   RunplaneError,
   TemplateRpc,
+  splitDockerArgs,
   type Pod,
   type Principal,
   type Template,
@@ -26,6 +27,7 @@ import {
   type WorkloadStatus,
 } from '../compute/compute-provider.js';
 import { declaredFields } from '../http/declared-fields.js';
+import { NetworkVolumesService } from '../network-volumes/network-volumes.service.js';
 import { SecretEnv } from '../secrets/secret-env.js';
 import { PodRestSettings } from '../settings.js';
 import { statusChange } from './pod-status.js';
@@ -73,6 +75,7 @@ export class PodsService
     private readonly catalogue: CatalogueService,
     private readonly settings: PodRestSettings,
     private readonly views: PodViews,
+    private readonly volumes: NetworkVolumesService,
     @Inject(LOGGER) private readonly logger: Logger,
   ) {
     this.unsubscribe.push(compute.onExit((status) => this.track(this.recordExit(status))));
@@ -124,6 +127,11 @@ export class PodsService
 
   async create(principal: Principal, input: PodCreateDto): Promise<Pod> {
     const body = declaredFields(PodCreateDto, input, []);
+    if (body.dockerStartCmd && body.dockerArgs) {
+      throw RunplaneError.badRequest('give dockerStartCmd or dockerArgs, not both', [
+        { path: 'dockerArgs', message: 'dockerStartCmd is given too' },
+      ]);
+    }
     const template = body.templateId ? await this.template(principal, body.templateId) : undefined;
     const image = body.imageName ?? template?.imageName;
     if (!image) {
@@ -135,7 +143,7 @@ export class PodsService
     const catalogue = this.catalogue.get();
     if (
       body.networkVolumeId &&
-      !catalogue.networkVolumes.some((v) => v.id === body.networkVolumeId)
+      !(await this.volumes.mountable(principal.userId, body.networkVolumeId))
     ) {
       throw RunplaneError.badRequest(`network volume ${body.networkVolumeId} does not exist`, [
         { path: 'networkVolumeId', message: 'unknown network volume' },
@@ -145,7 +153,8 @@ export class PodsService
     const env = { ...(template?.env ?? {}), ...(body.env ?? {}) };
     await this.secretEnv.resolve(principal.userId, env); // an unknown secret is a 400 now, not a failed start later
     const entrypoint = body.dockerEntrypoint ?? template?.dockerEntrypoint ?? [];
-    const command = body.dockerStartCmd ?? template?.dockerStartCmd ?? [];
+    const command =
+      body.dockerStartCmd ?? startCommand(body.dockerArgs) ?? template?.dockerStartCmd ?? [];
     this.checkRunnable(entrypoint, command, image);
 
     const now = new Date();
@@ -356,6 +365,9 @@ export class PodsService
           resolvedEnv: resolved,
           extraEnv: { RUNPOD_POD_ID: pod.id },
           catalogue: this.catalogue.get(),
+          networkVolume: row.networkVolumeId
+            ? await this.volumes.mountable(row.ownerId, row.networkVolumeId)
+            : undefined,
           persistentVolume: true,
           labels: {
             podId: pod.id,
@@ -517,6 +529,11 @@ export class PodsService
       .finally(() => this.writes.delete(w));
     this.writes.add(w);
   }
+}
+
+/** `dockerArgs` (one shell-quoted string) as the start command; "" or absent: not given. */
+function startCommand(dockerArgs: string | undefined): string[] | undefined {
+  return dockerArgs ? splitDockerArgs(dockerArgs) : undefined;
 }
 
 function podNotFound(podId: string): RunplaneError {

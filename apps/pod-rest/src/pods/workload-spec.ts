@@ -20,6 +20,8 @@ export function workloadSpec(
     extraEnv?: Record<string, string>;
     catalogue: Catalogue;
     labels: Record<string, string>;
+    /** The network volume the Pod mounts (NetworkVolumesService.mountable: its owner's, or a shared one). */
+    networkVolume?: { id: string; claimName: string };
     /** Pods (not serverless workers): the volume persists across runs. */
     persistentVolume?: boolean;
   },
@@ -36,9 +38,7 @@ export function workloadSpec(
     delete secretEnv[key];
     (SECRET_WORKER_VARIABLES.has(key) ? secretEnv : env)[key] = value;
   }
-  const volume = pod.networkVolumeId
-    ? o.catalogue.networkVolumes.find((v) => v.id === pod.networkVolumeId)
-    : undefined;
+  const volume = o.networkVolume;
   const gpu = pod.computeType === 'GPU' ? findGpuType(o.catalogue, pod.gpuTypeId) : undefined;
   return {
     id: o.ref,
@@ -65,7 +65,7 @@ export function workloadSpec(
         ? {
             networkVolume: {
               id: volume.id,
-              claimName: volume.claimName ?? volume.id,
+              claimName: volume.claimName,
               mountPath: pod.volumeMountPath ?? '/workspace',
             },
           }
