@@ -9,6 +9,16 @@ import { MyselfResolver } from './graphql/myself.resolver.js';
 import { SecretsClient } from './graphql/secrets.client.js';
 import { SecretsResolver } from './graphql/secrets.resolver.js';
 import { TemplatesResolver } from './graphql/templates.resolver.js';
+import { AccountResolver } from './management/account.resolver.js';
+import { CatalogueResolver } from './management/catalogue.resolver.js';
+import { EndpointsResolver } from './management/endpoints.resolver.js';
+import {
+  CatalogueClient,
+  EndpointsClient,
+  PodsClient,
+  UsersClient,
+} from './management/management.clients.js';
+import { PodsResolver } from './management/pods.resolver.js';
 import { TemplateSettings } from './settings.js';
 import { TemplateUsage } from './templates/template-usage.js';
 import { TemplatesBusController } from './templates/templates.bus-controller.js';
@@ -21,7 +31,9 @@ export const TEMPLATE_GRAPHQL_MIGRATIONS = fileURLToPath(
 
 /**
  * template-graphql owns templates (bus operations for pod-rest's REST API and the scheduler) and
- * serves the GraphQL API for templates and secrets (`/graphql`; secrets themselves live in the vault).
+ * serves the GraphQL API (`/graphql`): templates, and RunPod's management operations on what other
+ * services own (secrets and users in the vault, Pods and the catalogue in pod-rest, endpoints in
+ * the scheduler), which it reaches over the bus.
  */
 @Module({
   imports: [
@@ -42,6 +54,15 @@ export const TEMPLATE_GRAPHQL_MIGRATIONS = fileURLToPath(
     SecretsResolver,
     MyselfResolver,
     SecretsClient,
+    // RunPod's management API: other services' operations through GraphQL (src/management).
+    AccountResolver,
+    PodsResolver,
+    CatalogueResolver,
+    EndpointsResolver,
+    PodsClient,
+    CatalogueClient,
+    EndpointsClient,
+    UsersClient,
     outboxRelayProvider({
       service: 'template-graphql',
       client: PrismaClient,

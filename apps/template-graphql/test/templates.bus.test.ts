@@ -90,6 +90,7 @@ describe('template-graphql: TemplateRpc over the bus', () => {
       isRunpod: false,
       isServerless: false,
       ports: [],
+      portsConfig: [],
       readme: '',
       runtimeInMin: 0,
       volumeInGb: 20,
@@ -334,6 +335,35 @@ describe('template-graphql: TemplateRpc over the bus', () => {
     ).resolves.toMatchObject({ id: t.id });
     podUsage.set(t.id, { pods: 0, lastUsedAt: new Date(Date.now() - 121_000).toISOString() });
     await expect(del()).resolves.toEqual({ ok: true });
+  });
+
+  it('port labels name exposed ports once; a change of ports keeps the labels of the ports left', async () => {
+    const t = await create(ALICE, {
+      name: uniq('labels'),
+      ports: ['8888/http', '22/tcp'],
+      portsConfig: [{ port: '8888', name: 'Jupyter' }],
+    });
+    expect(t.portsConfig).toEqual([{ port: '8888', name: 'Jupyter' }]);
+    const update = (changes: Record<string, unknown>) =>
+      server.bus.request(TemplateRpc.update, {
+        ownerId: ALICE,
+        templateId: t.id,
+        changes: changes as never,
+      });
+    for (const portsConfig of [
+      [{ port: '9999', name: 'nothing there' }],
+      [
+        { port: '22', name: 'ssh' },
+        { port: '22', name: 'again' },
+      ],
+      [{ port: '22/tcp', name: 'not a number' }],
+    ]) {
+      await expect(update({ portsConfig })).rejects.toMatchObject({ status: 400 });
+    }
+    expect((await update({ portsConfig: [{ port: '22', name: 'SSH' }] })).portsConfig).toEqual([
+      { port: '22', name: 'SSH' },
+    ]);
+    expect((await update({ ports: ['8888/http'] })).portsConfig).toEqual([]);
   });
 
   it('a serverless template has no volume: volumeInGb defaults to 0 and anything else is 400', async () => {

@@ -16,10 +16,16 @@ export class EnvironmentVariableInput {
   @Field(() => String, { nullable: true }) value?: string | null;
 }
 
-@ObjectType('PortConfig', { description: 'One item of `ports`.' })
+@ObjectType('PortConfig', { description: 'The label of an exposed port.' })
 export class PortConfig {
-  @Field(() => Int) port!: number;
-  @Field(() => String, { description: '"http" or "tcp"' }) name!: string;
+  @Field(() => String, { description: 'The port number, e.g. "8888".' }) port!: string;
+  @Field(() => String, { description: 'Its label, e.g. "Jupyter".' }) name!: string;
+}
+
+@InputType('PortConfigInput')
+export class PortConfigInput {
+  @Field(() => String, { nullable: true }) port?: string | null;
+  @Field(() => String, { nullable: true }) name?: string | null;
 }
 
 @ObjectType('PodTemplate', {
@@ -42,7 +48,8 @@ export class PodTemplate {
     description: 'Comma-separated "<port>/<http|tcp>" items, e.g. "8888/http,22/tcp".',
   })
   ports!: string;
-  @Field(() => [PortConfig]) portsConfig!: PortConfig[];
+  @Field(() => [PortConfig], { description: 'Labels of some of its ports.' })
+  portsConfig!: PortConfig[];
   @Field(() => [EnvironmentVariable], {
     description: 'Values may reference secrets as {{ RUNPOD_SECRET_<name> }}; shown as written.',
   })
@@ -63,6 +70,14 @@ export class PodTemplate {
     description: 'Accepted for compatibility; Runplane starts no SSH server.',
   })
   startSsh!: boolean;
+  @Field(() => String, {
+    description: 'Accepted, not recorded: "" (dockerArgs is the start command).',
+  })
+  startScript!: string;
+  @Field(() => Boolean, { description: 'Accepted, not recorded: false.' })
+  advancedStart!: boolean;
+  @Field(() => String, { nullable: true, description: 'Always null.' })
+  boundEndpointId!: string | null;
 }
 
 @InputType('SaveTemplateInput', {
@@ -93,13 +108,23 @@ export class SaveTemplateInput {
   category?: string | null;
   @Field(() => Boolean, { nullable: true }) startJupyter?: boolean | null;
   @Field(() => Boolean, { nullable: true }) startSsh?: boolean | null;
+  @Field(() => String, { nullable: true, description: 'No effect.' }) startScript?: string | null;
+  @Field(() => Boolean, { nullable: true, description: 'No effect.' }) advancedStart?:
+    boolean | null;
+  @Field(() => [PortConfigInput], {
+    nullable: 'itemsAndList',
+    description:
+      'Labels of exposed ports (replaces the labels); a port the template does not expose is refused.',
+  })
+  portsConfig?: Array<PortConfigInput | null> | null;
 }
 
 @InputType('PodTemplateInput')
 export class PodTemplateInput {
   @Field(() => Boolean, {
     nullable: true,
-    description: 'true: official templates (Runplane has none); false or absent: yours.',
+    description:
+      'true: official templates (Runplane has none); false: community templates (public ones of other users); absent: yours.',
   })
   isRunpod?: boolean | null;
 }
@@ -123,4 +148,13 @@ export class SecretCreateInput {
 @ObjectType('User', { description: 'The caller (`myself`).' })
 export class Myself {
   @Field(() => String) id!: string;
+}
+
+@InputType('UpdateUserSettingsInput')
+export class UpdateUserSettingsInput {
+  @Field(() => String, {
+    nullable: true,
+    description: 'SSH public keys, one per line (replaces them; "" removes them).',
+  })
+  pubKey?: string | null;
 }

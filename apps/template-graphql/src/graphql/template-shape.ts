@@ -1,5 +1,7 @@
 import {
+  joinDockerArgs,
   RunplaneError,
+  splitDockerArgs,
   TemplateCreateDto,
   TemplateUpdateDto,
   type ErrorDetail,
@@ -8,7 +10,6 @@ import {
 import { flattenValidationErrors } from '@runplane/platform';
 import { plainToInstance } from 'class-transformer';
 import { validateSync } from 'class-validator';
-import { join as shellJoin, split as shellSplit } from 'shlex';
 import type { EnvironmentVariableInput, PodTemplate, SaveTemplateInput } from './graphql.types.js';
 
 /**
@@ -24,15 +25,12 @@ export function toPodTemplate(t: Template): PodTemplate {
     name: t.name,
     imageName: t.imageName,
     // The start command, shell-quoted so that it splits back into the same argv.
-    dockerArgs: shellJoin(t.dockerStartCmd),
+    dockerArgs: joinDockerArgs(t.dockerStartCmd),
     containerDiskInGb: t.containerDiskInGb,
     volumeInGb: t.volumeInGb,
     volumeMountPath: t.volumeMountPath,
     ports: t.ports.join(','),
-    portsConfig: t.ports.map((p) => {
-      const [port, name] = p.split('/');
-      return { port: Number(port), name };
-    }),
+    portsConfig: t.portsConfig,
     env: Object.entries(t.env).map(([key, value]) => ({ key, value })),
     readme: t.readme,
     isServerless: t.isServerless,
@@ -44,6 +42,9 @@ export function toPodTemplate(t: Template): PodTemplate {
     runtimeInMin: t.runtimeInMin,
     startJupyter: false,
     startSsh: false,
+    startScript: '',
+    advancedStart: false,
+    boundEndpointId: null,
   };
 }
 
@@ -83,27 +84,14 @@ export function fromSaveTemplateInput(
   }
   if (i.dockerArgs !== undefined && i.dockerArgs !== null) {
     try {
-      out.dockerStartCmd = shellSplit(i.dockerArgs);
+      out.dockerStartCmd = splitDockerArgs(i.dockerArgs);
     } catch (err) {
-      problems.push({
-        path: 'dockerArgs',
-        message: `dockerArgs cannot be split into arguments: ${(err as Error).message}`,
-      });
+      problems.push(...((err as RunplaneError).details ?? []));
     }
   }
-  if (i.ports !== undefined && i.ports !== null) {
-    const ports = i.ports
-      .split(',')
-      .map((p) => p.trim())
-      .filter(Boolean);
-    const bad = ports.filter((p) => !PORT.test(p));
-    if (bad.length)
-      problems.push({
-        path: 'ports',
-        message: `ports must be comma-separated "<port>/http" or "<port>/tcp" items; not ${bad.map((b) => JSON.stringify(b)).join(', ')}`,
-      });
-    out.ports = ports;
-  }
+  if (i.ports !== undefined && i.ports !== null) out.ports = portList(i.ports, problems);
+  if (i.portsConfig !== undefined && i.portsConfig !== null)
+    out.portsConfig = i.portsConfig.map((l) => ({ port: l?.port, name: l?.name }));
   if (i.env !== undefined && i.env !== null) {
     const env = envMap(i.env, problems);
     if (env) out.env = env;
@@ -126,7 +114,23 @@ export function fromSaveTemplateInput(
   return dto as TemplateCreateDto;
 }
 
-function envMap(
+/** GraphQL `ports`, "8888/http,22/tcp", as REST's list (problems noted for bad items). */
+export function portList(ports: string, problems: ErrorDetail[]): string[] {
+  const list = ports
+    .split(',')
+    .map((p) => p.trim())
+    .filter(Boolean);
+  const bad = list.filter((p) => !PORT.test(p));
+  if (bad.length)
+    problems.push({
+      path: 'ports',
+      message: `ports must be comma-separated "<port>/http" or "<port>/tcp" items; not ${bad.map((b) => JSON.stringify(b)).join(', ')}`,
+    });
+  return list;
+}
+
+/** GraphQL `env`, a `{key, value}` list, as REST's map (problems noted for bad items). */
+export function envMap(
   list: Array<EnvironmentVariableInput | null>,
   problems: ErrorDetail[],
 ): Record<string, string> | null {
@@ -152,7 +156,7 @@ function envMap(
   return problems.length ? null : env;
 }
 
-function invalid(details: ErrorDetail[]): RunplaneError {
+export function invalid(details: ErrorDetail[]): RunplaneError {
   return RunplaneError.badRequest(
     details
       .map((d) => d.message)

@@ -63,15 +63,24 @@ export class TemplatesResolver {
     return toPodTemplate(await this.templates.get(principal.userId, id));
   }
 
+  /**
+   * Each template in one list only, so that clients adding up official, community and their own
+   * templates (runpodctl `template list --all`) list none twice.
+   */
   @Query(() => [PodTemplate], {
-    description: 'Your templates (isRunpod: true lists official ones, of which Runplane has none).',
+    description:
+      'Without input: your templates. isRunpod true: official templates (Runplane has none); false: community templates (public templates of other users).',
   })
   async podTemplates(
     @Context() { principal }: GraphqlContext,
     @Args('input', { type: () => PodTemplateInput, nullable: true })
     input?: PodTemplateInput | null,
   ): Promise<PodTemplate[]> {
-    if (input?.isRunpod) return [];
-    return (await this.templates.list(principal.userId)).map(toPodTemplate);
+    if (input?.isRunpod === true) return [];
+    const templates =
+      input?.isRunpod === false
+        ? await this.templates.listCommunity(principal.userId)
+        : await this.templates.list(principal.userId);
+    return templates.map(toPodTemplate);
   }
 }

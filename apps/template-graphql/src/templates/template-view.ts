@@ -1,4 +1,4 @@
-import type { Template } from '@runplane/contracts';
+import type { PortLabel, Template } from '@runplane/contracts';
 import type { Template as TemplateRow } from '../generated/prisma/client.js';
 
 /** A stored template as REST v1 shows it (spec "Template (REST)"); the owner stays internal. */
@@ -19,6 +19,7 @@ export function toTemplate(row: TemplateRow): Template {
     isRunpod: false,
     isServerless: row.isServerless,
     ports: row.ports,
+    portsConfig: row.portsConfig as unknown as PortLabel[],
     readme: row.readme,
     runtimeInMin: 0,
     volumeInGb: row.volumeInGb,

@@ -3,22 +3,29 @@ import type { NewOutboxRow } from '@runplane/database';
 import { PrismaClient, Prisma, type Template } from '../generated/prisma/client.js';
 
 export type TemplateRow = Template;
-export type NewTemplate = Omit<Prisma.TemplateCreateInput, 'createdAt' | 'updatedAt'>;
-export type TemplateChanges = Pick<
-  Prisma.TemplateUpdateInput,
-  | 'name'
-  | 'imageName'
-  | 'containerDiskInGb'
-  | 'containerRegistryAuthId'
-  | 'dockerEntrypoint'
-  | 'dockerStartCmd'
-  | 'env'
-  | 'isPublic'
-  | 'ports'
-  | 'readme'
-  | 'volumeInGb'
-  | 'volumeMountPath'
->;
+/** Port labels are plain objects (JSON): typed here, stored as they are. */
+type Labels = { portsConfig?: Array<{ port: string; name: string }> };
+export type NewTemplate = Omit<
+  Prisma.TemplateCreateInput,
+  'createdAt' | 'updatedAt' | 'portsConfig'
+> &
+  Labels;
+export type TemplateChanges = Labels &
+  Pick<
+    Prisma.TemplateUpdateInput,
+    | 'name'
+    | 'imageName'
+    | 'containerDiskInGb'
+    | 'containerRegistryAuthId'
+    | 'dockerEntrypoint'
+    | 'dockerStartCmd'
+    | 'env'
+    | 'isPublic'
+    | 'ports'
+    | 'readme'
+    | 'volumeInGb'
+    | 'volumeMountPath'
+  >;
 
 /** The owner already has a template with this name (unique per owner). */
 export const NAME_TAKEN = 'name-taken' as const;
@@ -35,7 +42,7 @@ export class TemplatesRepository {
 
   async create(template: NewTemplate): Promise<TemplateRow | typeof NAME_TAKEN> {
     try {
-      return await this.db.template.create({ data: template });
+      return await this.db.template.create({ data: template as Prisma.TemplateCreateInput });
     } catch (err) {
       if (isUniqueViolation(err)) return NAME_TAKEN;
       throw err;
@@ -48,6 +55,14 @@ export class TemplatesRepository {
       ? { OR: [{ ownerId }, { isPublic: true }] }
       : { ownerId };
     return this.db.template.findMany({ where, orderBy: [{ createdAt: 'asc' }, { id: 'asc' }] });
+  }
+
+  /** Other users' public templates (the community's), oldest first. */
+  listPublicOfOthers(ownerId: string): Promise<TemplateRow[]> {
+    return this.db.template.findMany({
+      where: { isPublic: true, ownerId: { not: ownerId } },
+      orderBy: [{ createdAt: 'asc' }, { id: 'asc' }],
+    });
   }
 
   /** A template the caller may read: their own or a public one. */
@@ -77,7 +92,10 @@ export class TemplatesRepository {
   ): Promise<TemplateRow | null | typeof NAME_TAKEN> {
     try {
       const [row] = await this.db.$transaction([
-        this.db.template.update({ where: { id, ownerId }, data: changes }),
+        this.db.template.update({
+          where: { id, ownerId },
+          data: changes as Prisma.TemplateUpdateInput,
+        }),
         this.db.outboxEvent.create({
           data: { ...event, payload: event.payload as Prisma.InputJsonValue },
         }),

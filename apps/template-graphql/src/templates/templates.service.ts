@@ -6,6 +6,7 @@ import {
   SchedulerRpc,
   TemplateEvents,
   type Ack,
+  type PortLabel,
   type Template,
   type TemplateCreateDto,
   type TemplateUpdateDto,
@@ -53,6 +54,7 @@ const UPDATABLE = [
   'env',
   'isPublic',
   'ports',
+  'portsConfig',
   'readme',
   'volumeInGb',
   'volumeMountPath',
@@ -89,6 +91,7 @@ export class TemplatesService {
     const isServerless = given(input.isServerless, d.isServerless);
     // Spec saveTemplate rule 2: a serverless template has volumeInGb 0.
     if (isServerless && (input.volumeInGb ?? 0) > 0) throw noVolumeForServerless(input.volumeInGb!);
+    const ports = given(input.ports, d.ports);
     const row = await this.templates.create({
       id: newTemplateId(),
       ownerId,
@@ -102,7 +105,8 @@ export class TemplatesService {
       dockerEntrypoint: given(input.dockerEntrypoint, d.dockerEntrypoint),
       dockerStartCmd: given(input.dockerStartCmd, d.dockerStartCmd),
       env: given(input.env, d.env),
-      ports: given(input.ports, d.ports),
+      ports,
+      portsConfig: portLabels(input.portsConfig ?? [], ports),
       isPublic: given(input.isPublic, d.isPublic),
       isServerless,
       readme: given(input.readme, d.readme),
@@ -113,6 +117,11 @@ export class TemplatesService {
 
   async list(ownerId: string, includePublic = false): Promise<Template[]> {
     return (await this.templates.listVisible(ownerId, includePublic)).map(toTemplate);
+  }
+
+  /** Public templates of other users: what RunPod's clients list as community templates. */
+  async listCommunity(ownerId: string): Promise<Template[]> {
+    return (await this.templates.listPublicOfOthers(ownerId)).map(toTemplate);
   }
 
   async get(ownerId: string, id: string): Promise<Template> {
@@ -142,7 +151,10 @@ export class TemplatesService {
   async update(ownerId: string, id: string, input: TemplateUpdateDto): Promise<Template> {
     const current = await this.templates.findOwned(ownerId, id);
     if (!current) throw notFound(id);
-    const changes = changedFields(current, input);
+    const changes = changedFields(current, {
+      ...input,
+      ...labelsAfter(current, input),
+    });
     if (!Object.keys(changes).length) return toTemplate(current);
     if (current.isServerless && typeof changes.volumeInGb === 'number' && changes.volumeInGb > 0)
       throw noVolumeForServerless(changes.volumeInGb);
@@ -189,6 +201,41 @@ export class TemplatesService {
   async deleteByName(ownerId: string, name: string): Promise<Ack> {
     return this.delete(ownerId, (await this.getOwnedByName(ownerId, name)).id);
   }
+}
+
+/**
+ * Port labels must name ports the template exposes, each once. A change of `ports` alone keeps
+ * the labels of the ports that remain (a label of a port no longer exposed means nothing).
+ */
+function portLabels(labels: PortLabel[], ports: string[]): PortLabel[] {
+  const exposed = new Set(ports.map((p) => p.split('/')[0]));
+  const seen = new Set<string>();
+  for (const label of labels) {
+    const port = String(Number(label.port));
+    if (!exposed.has(port))
+      throw RunplaneError.badRequest(
+        `portsConfig labels port ${label.port}, which the template does not expose (ports: ${ports.join(', ') || 'none'})`,
+        [{ path: 'portsConfig', message: `port ${label.port} is not one of ports` }],
+      );
+    if (seen.has(port))
+      throw RunplaneError.badRequest(`portsConfig labels port ${port} twice`, [
+        { path: 'portsConfig', message: `port ${port} is labelled twice` },
+      ]);
+    seen.add(port);
+  }
+  return labels.map((l) => ({ port: String(Number(l.port)), name: l.name }));
+}
+
+function labelsAfter(
+  current: TemplateRow,
+  input: TemplateUpdateDto,
+): Pick<TemplateUpdateDto, 'portsConfig'> {
+  const ports = input.ports ?? current.ports;
+  if (input.portsConfig) return { portsConfig: portLabels(input.portsConfig, ports) };
+  if (!input.ports) return {};
+  const exposed = new Set(ports.map((p) => p.split('/')[0]));
+  const kept = (current.portsConfig as unknown as PortLabel[]).filter((l) => exposed.has(l.port));
+  return { portsConfig: kept };
 }
 
 /** The given fields whose value differs from the stored one. */

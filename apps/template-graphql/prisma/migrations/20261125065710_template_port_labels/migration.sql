@@ -1,0 +1,2 @@
+-- AlterTable
+ALTER TABLE "Template" ADD COLUMN     "portsConfig" JSONB NOT NULL DEFAULT '[]';
