@@ -909,6 +909,8 @@ describe('queue-api HTTP routes (stand-in scheduler)', () => {
       sched.on('awaitJob', (r) => record(r.jobId, 'FAILED', { error: 'CUDA out of memory' }));
       const failed = await server.call('POST', '/v2/ep-o/openai/v1/completions', { prompt: 'x' });
       expect(failed.status).toBe(500);
+      // The job ran and failed: an OpenAI SDK must not send it again as a new job.
+      expect(failed.headers.get('x-should-retry')).toBe('false');
       // OpenAI's error shape, which OpenAI SDKs turn into their APIError.
       expect(failed.body).toEqual({
         error: {

@@ -196,7 +196,7 @@ describe('official clients (runpod-sdk, openai) against standalone Runplane', ()
       expect(arrivals[arrivals.length - 1] - arrivals[0]).toBeGreaterThan(60);
     });
 
-    it("answers errors in OpenAI's shape: a failed job, a wrong key", async () => {
+    it("answers errors in OpenAI's shape: a failed job (once, not retried by the SDK), a wrong key", async () => {
       const failed = await openai.embeddings
         .create({ model: 'runplane-echo', input: 'x' })
         .catch((e: unknown) => e);
@@ -207,6 +207,23 @@ describe('official clients (runpod-sdk, openai) against standalone Runplane', ()
         code: 'JOB_FAILED',
         message: expect.stringMatching(/not supported by this worker/),
       });
+      // With the SDK's default retries, a failed job is still one job: the answer says not to retry.
+      const retrying = new OpenAI({ apiKey: ADMIN_KEY, baseURL: openai.baseURL, maxRetries: 2 });
+      const endpointId = /\/v2\/([^/]+)\/openai/.exec(openai.baseURL)![1];
+      const since = Date.now(); // the server runs on this host: one clock
+      const failedJobsSince = async () =>
+        (
+          (await http('GET', `${url}/v2/${endpointId}/requests?status=FAILED`, { key: ADMIN_KEY }))
+            .body.requests as Array<{ createdAt: string }>
+        ).filter((r) => Date.parse(r.createdAt) >= since).length;
+      const again = await retrying.embeddings
+        .create({ model: 'runplane-echo', input: 'x' })
+        .catch((e: unknown) => e);
+      expect(again).toMatchObject({ status: 500, code: 'JOB_FAILED' });
+      expect((again as InstanceType<typeof OpenAI.APIError>).headers?.get('x-should-retry')).toBe(
+        'false',
+      );
+      expect(await failedJobsSince()).toBe(1);
       const stranger = new OpenAI({ apiKey: 'not-a-key', baseURL: openai.baseURL, maxRetries: 0 });
       const denied = await stranger.models.list().catch((e: unknown) => e);
       expect(denied).toBeInstanceOf(OpenAI.AuthenticationError);

@@ -2,10 +2,12 @@ import { Catch, Inject, type ArgumentsHost, type ExceptionFilter } from '@nestjs
 import { LOGGER, toRunplaneError, type Logger } from '@runplane/platform';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 
+/** The job ran and ended this way: sending the request again would run it again. */
+const JOB_OUTCOMES = new Set(['JOB_FAILED', 'JOB_TIMED_OUT', 'JOB_CANCELLED']);
+
 /** OpenAI's `error.type` for our statuses (what OpenAI's own API answers for the same situations). */
 function openAiType(status: number, code: string): string {
-  if (code === 'JOB_FAILED' || code === 'JOB_TIMED_OUT' || code === 'JOB_CANCELLED')
-    return 'worker_error';
+  if (JOB_OUTCOMES.has(code)) return 'worker_error';
   if (status === 401) return 'authentication_error';
   if (status === 404) return 'not_found_error';
   if (status === 429) return 'rate_limit_error';
@@ -32,6 +34,9 @@ export class OpenAiErrorFilter implements ExceptionFilter {
         'openai request failed',
       );
     if (error.status === 429 && !reply.hasHeader('retry-after')) reply.header('retry-after', '1');
+    // OpenAI's SDKs retry 409 and 5xx answers (twice by default) unless told not to: a job the
+    // worker failed, that timed out or was cancelled would only run again as a new job.
+    if (JOB_OUTCOMES.has(error.code)) reply.header('x-should-retry', 'false');
     return reply
       .status(error.status)
       .header('content-type', 'application/json; charset=utf-8')
