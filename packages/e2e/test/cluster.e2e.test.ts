@@ -19,6 +19,7 @@ import {
   tempDir,
   type RunplaneProcess,
 } from './support/runplane-process.js';
+import { describeManagementApi } from './support/management-api.js';
 
 const SERVICES = [
   'secrets-vault',
@@ -134,6 +135,12 @@ if (natsUp && postgresUp) {
       );
       expect(rows).toEqual(['IN_QUEUE']);
     });
+
+    describeManagementApi(() => ({
+      graphql: urls['template-graphql'],
+      rest: urls['pod-rest'],
+      vault: urls['secrets-vault'],
+    }));
 
     it('stops every service on SIGTERM with exit code 0', async () => {
       for (const s of SERVICES) procs[s].signalGroup('SIGTERM');

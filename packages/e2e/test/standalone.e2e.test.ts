@@ -12,6 +12,7 @@ import {
   tempDir,
   type RunplaneProcess,
 } from './support/runplane-process.js';
+import { describeManagementApi } from './support/management-api.js';
 
 /**
  * `runplane start`: all six services in one process, embedded database in RUNPLANE_DATA_DIR and
@@ -131,6 +132,8 @@ describe('standalone server (runplane start)', () => {
       });
     }
   });
+
+  describeManagementApi(() => ({ graphql: url, rest: url, vault: url }));
 
   it('refuses a second server on the same data directory while the first runs', async () => {
     const second = startRunplane('standalone-second', ['start'], env, workDir);
