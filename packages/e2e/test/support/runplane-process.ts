@@ -42,6 +42,7 @@ export class RunplaneProcess {
     args: string[],
     env: Record<string, string | undefined>,
     readonly logFile: string,
+    cli = CLI,
   ) {
     const childEnv: NodeJS.ProcessEnv = {};
     for (const [k, v] of Object.entries(process.env))
@@ -54,7 +55,7 @@ export class RunplaneProcess {
     }
     fs.mkdirSync(path.dirname(logFile), { recursive: true });
     this.logStream = fs.createWriteStream(logFile);
-    this.child = spawn(process.execPath, [CLI, ...args], {
+    this.child = spawn(process.execPath, [cli, ...args], {
       cwd: path.dirname(logFile), // a relative path the server writes lands in the suite's temp dir
       env: childEnv,
       detached: true, // own process group: stopGroup() reaches anything it spawns too
@@ -179,13 +180,15 @@ export class RunplaneProcess {
 /** Every process still running: killed by killAll() (afterAll) and, as a last resort, at exit. */
 const running = new Set<RunplaneProcess>();
 
+/** Starts the repository's CLI, or another copy of it (`cli`: its bin/runplane.js). */
 export function startRunplane(
   name: string,
   args: string[],
   env: Record<string, string | undefined>,
   logDir: string,
+  cli = CLI,
 ): RunplaneProcess {
-  return new RunplaneProcess(name, args, env, path.join(logDir, `${name}.log`));
+  return new RunplaneProcess(name, args, env, path.join(logDir, `${name}.log`), cli);
 }
 
 /** Stops every process the suite started (TERM, then KILL), whole process groups. */
