@@ -5,6 +5,10 @@ import { secretsVaultService } from '@runplane/secrets-vault';
 import { templateGraphqlService } from '@runplane/template-graphql';
 import { ComputeProvider, type WorkloadSpec } from '../src/compute/compute-provider.js';
 import { podRestService } from '../src/index.js';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { FakeKubernetes } from './fake-kubernetes.js';
 import { writeFixture } from './worker-fixture.js';
 
 /** REST v1 /v1/networkvolumes (the default catalogue: one data center, LOCAL-1) and Pods mounting them. */
@@ -123,6 +127,7 @@ describe('REST v1 /v1/networkvolumes', () => {
       id: volume.id,
       claimName: `nv-${volume.id}`,
       mountPath: '/data',
+      sizeInGb: 40,
     });
     const withVolume = await call('GET', `/v1/pods/${pod.id}?includeNetworkVolume=true`);
     expect(withVolume.body.networkVolume).toEqual(volume);
@@ -159,4 +164,60 @@ describe('REST v1 /v1/networkvolumes', () => {
     const empty = await call('POST', '/v1/pods', { imageName: 'x:1', dockerArgs: '' });
     expectError(empty, 400, 'dockerStartCmd');
   });
+});
+
+describe('network volumes with the Kubernetes compute provider (fake API server)', () => {
+  const api = new FakeKubernetes();
+  const dir = mkdtempSync(path.join(tmpdir(), 'runplane-nv-'));
+  let server: TestServer;
+
+  beforeAll(async () => {
+    await api.start();
+    process.env.KUBECONFIG = api.kubeconfig(dir);
+    server = await startTestServer([secretsVaultService, templateGraphqlService, podRestService], {
+      RUNPLANE_COMPUTE_PROVIDER: 'kubernetes',
+      RUNPLANE_KUBERNETES_NAMESPACE: 'tenants',
+    });
+  }, 60_000);
+  afterAll(async () => {
+    await server?.stop();
+    delete process.env.KUBECONFIG;
+    await api.stop();
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  it("a user's volume becomes a ReadWriteMany claim when a Pod first mounts it, and goes with the volume", async () => {
+    const volume = (
+      await server.call('POST', '/v1/networkvolumes', {
+        name: 'shared',
+        size: 12,
+        dataCenterId: 'LOCAL-1',
+      })
+    ).body as NetworkVolume;
+    expect(api.claims.has(`nv-${volume.id}`)).toBe(false);
+    const pods: string[] = [];
+    for (let i = 0; i < 2; i++) {
+      const res = await server.call('POST', '/v1/pods', {
+        imageName: 'acme/app:1',
+        networkVolumeId: volume.id,
+        volumeMountPath: '/data',
+      });
+      expect(res.status).toBe(201);
+      pods.push(res.body.id);
+      expect(api.pods.get(`${res.body.id}-1`)!.spec.volumes).toEqual([
+        { name: 'network-volume', persistentVolumeClaim: { claimName: `nv-${volume.id}` } },
+      ]);
+    }
+    const claim = api.claims.get(`nv-${volume.id}`)!;
+    expect(claim.spec).toMatchObject({
+      accessModes: ['ReadWriteMany'],
+      resources: { requests: { storage: '12Gi' } },
+    });
+    expect(claim.metadata.labels['runplane.io/network-volume']).toBe(volume.id);
+    for (const id of pods) expect((await server.call('DELETE', `/v1/pods/${id}`)).status).toBe(204);
+    // The Pods' own volumes are theirs; the network volume stays until it is deleted itself.
+    expect(api.claims.has(`nv-${volume.id}`)).toBe(true);
+    expect((await server.call('DELETE', `/v1/networkvolumes/${volume.id}`)).status).toBe(204);
+    expect(api.claims.has(`nv-${volume.id}`)).toBe(false);
+  }, 60_000);
 });

@@ -22,8 +22,12 @@ export interface WorkloadDisks {
   containerDiskInGb?: number;
   volumeInGb?: number;
   volumeMountPath?: string;
-  /** An operator-provisioned volume (Kubernetes: an existing PersistentVolumeClaim). */
-  networkVolume?: { id: string; claimName: string; mountPath: string };
+  /**
+   * A network volume: the operator's (Kubernetes: an existing PersistentVolumeClaim `claimName`),
+   * or a user's (`sizeInGb` set: the provider creates it when missing, shared by every workload
+   * that mounts it, until `deleteNetworkVolume(claimName)`).
+   */
+  networkVolume?: { id: string; claimName: string; mountPath: string; sizeInGb?: number };
   /**
    * The Runplane Pod whose volume outlives this workload (its later runs mount it again) until
    * `deleteVolume(key)`; absent for serverless workers, whose volume is scratch space.
@@ -160,6 +164,9 @@ export abstract class ComputeProvider {
   abstract defaultMachineId(): string;
   /** The Pod is gone for good: its persistent volume (`disks.persistentKey`) is deleted. */
   abstract deleteVolume(persistentKey: string): Promise<void>;
+
+  /** A user's network volume is deleted: so is what the provider created for it (none by default). */
+  async deleteNetworkVolume(_claimName: string): Promise<void> {}
 
   /**
    * Changes of a workload short of its exit (Kubernetes: scheduled on a node, running with an IP,

@@ -1,4 +1,5 @@
-import { Injectable } from '@nestjs/common';
+import { Inject, Injectable } from '@nestjs/common';
+import { LOGGER, type Logger } from '@runplane/platform';
 import {
   RunplaneError,
   type NetworkVolume,
@@ -8,13 +9,16 @@ import {
 import { randomBytes } from 'node:crypto';
 import { CatalogueService } from '../catalogue/catalogue.service.js';
 import { dataCenterIds } from '../catalogue/offers.js';
+import { ComputeProvider } from '../compute/compute-provider.js';
 import { PodsRepository } from '../pods/pods.repository.js';
 import { NetworkVolumesRepository, type NetworkVolumeRow } from './network-volumes.repository.js';
 
 /** A volume a Pod mounts: the user's own, or one the operator lists in the catalogue. */
 export interface MountableVolume extends NetworkVolume {
-  /** Kubernetes: the PersistentVolumeClaim behind it. */
+  /** What the compute provider mounts (Kubernetes: the PersistentVolumeClaim). */
   claimName: string;
+  /** Set for a user's volume, which the provider creates when a workload first mounts it. */
+  sizeInGb?: number;
 }
 
 /**
@@ -28,6 +32,8 @@ export class NetworkVolumesService {
     private readonly volumes: NetworkVolumesRepository,
     private readonly pods: PodsRepository,
     private readonly catalogue: CatalogueService,
+    private readonly compute: ComputeProvider,
+    @Inject(LOGGER) private readonly logger: Logger,
   ) {}
 
   async create(ownerId: string, input: NetworkVolumeCreateDto): Promise<NetworkVolume> {
@@ -85,12 +91,21 @@ export class NetworkVolumesService {
       );
     }
     if (!(await this.volumes.deleteOwned(ownerId, id))) notFound(id);
+    // The data goes with the record; if the provider fails, the record is gone anyway (logged).
+    await this.compute
+      .deleteNetworkVolume(claimOf(id))
+      .catch((err: unknown) =>
+        this.logger.error(
+          { networkVolumeId: id, err: String(err) },
+          'could not delete the storage of a network volume',
+        ),
+      );
   }
 
   /** The volume `id` as `ownerId` may mount it, or undefined. */
   async mountable(ownerId: string, id: string): Promise<MountableVolume | undefined> {
     const own = await this.volumes.findOwned(ownerId, id);
-    if (own) return { ...view(own), claimName: `nv-${own.id}` };
+    if (own) return { ...view(own), claimName: claimOf(own.id), sizeInGb: own.size };
     const catalogue = this.catalogue.get();
     const shared = catalogue.networkVolumes.find((v) => v.id === id);
     if (!shared) return undefined;
@@ -107,6 +122,8 @@ export class NetworkVolumesService {
     return (await this.volumes.findOwned(ownerId, id)) ?? notFound(id);
   }
 }
+
+const claimOf = (id: string) => `nv-${id}`;
 
 function view(row: NetworkVolumeRow): NetworkVolume {
   return { id: row.id, name: row.name, size: row.size, dataCenterId: row.dataCenterId };

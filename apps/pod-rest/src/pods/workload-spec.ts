@@ -21,7 +21,7 @@ export function workloadSpec(
     catalogue: Catalogue;
     labels: Record<string, string>;
     /** The network volume the Pod mounts (NetworkVolumesService.mountable: its owner's, or a shared one). */
-    networkVolume?: { id: string; claimName: string };
+    networkVolume?: { id: string; claimName: string; sizeInGb?: number };
     /** Pods (not serverless workers): the volume persists across runs. */
     persistentVolume?: boolean;
   },
@@ -66,6 +66,7 @@ export function workloadSpec(
             networkVolume: {
               id: volume.id,
               claimName: volume.claimName,
+              ...(volume.sizeInGb ? { sizeInGb: volume.sizeInGb } : {}),
               mountPath: pod.volumeMountPath ?? '/workspace',
             },
           }

@@ -30,7 +30,7 @@ export function toPodTemplate(t: Template): PodTemplate {
     volumeInGb: t.volumeInGb,
     volumeMountPath: t.volumeMountPath,
     ports: t.ports.join(','),
-    portsConfig: t.portsConfig,
+    portsConfig: t.portsConfig ?? [],
     env: Object.entries(t.env).map(([key, value]) => ({ key, value })),
     readme: t.readme,
     isServerless: t.isServerless,

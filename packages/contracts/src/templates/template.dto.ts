@@ -118,8 +118,8 @@ export interface Template {
   isRunpod: boolean;
   isServerless: boolean;
   ports: string[];
-  /** Labels of exposed ports, by port number. */
-  portsConfig: PortLabel[];
+  /** Labels of exposed ports, by port number (always present in answers). */
+  portsConfig?: PortLabel[];
   readme: string;
   runtimeInMin: number;
   volumeInGb: number;

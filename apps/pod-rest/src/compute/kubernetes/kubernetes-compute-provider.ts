@@ -32,6 +32,7 @@ import {
   secretManifest,
   secretName,
   selectorOf,
+  networkVolumeClaimManifest,
   volumeClaimManifest,
   volumeClaimName,
   type ManifestOptions,
@@ -123,11 +124,15 @@ export class KubernetesComputeProvider extends ComputeProvider {
     const ns = this.o.namespace;
     const secret = secretManifest(spec, this.o);
     try {
-      const claim = volumeClaimManifest(spec, this.o);
-      if (claim)
-        await this.createIfMissing(() =>
-          this.core.createNamespacedPersistentVolumeClaim({ namespace: ns, body: claim }),
-        );
+      for (const claim of [
+        volumeClaimManifest(spec, this.o),
+        networkVolumeClaimManifest(spec, this.o),
+      ]) {
+        if (claim)
+          await this.createIfMissing(() =>
+            this.core.createNamespacedPersistentVolumeClaim({ namespace: ns, body: claim }),
+          );
+      }
       // The Secret first: the Pod must never run without its variables.
       if (secret) await this.createOrReplaceSecret(secret.secret);
       this.track(spec.id);
@@ -282,6 +287,17 @@ export class KubernetesComputeProvider extends ComputeProvider {
     try {
       await this.core.deleteNamespacedPersistentVolumeClaim({
         name: volumeClaimName(persistentKey),
+        namespace: this.o.namespace,
+      });
+    } catch (err) {
+      if (!(err instanceof ApiException && err.code === 404)) throw err;
+    }
+  }
+
+  override async deleteNetworkVolume(claimName: string): Promise<void> {
+    try {
+      await this.core.deleteNamespacedPersistentVolumeClaim({
+        name: claimName,
         namespace: this.o.namespace,
       });
     } catch (err) {

@@ -35,6 +35,7 @@ export const LABEL = {
   endpoint: 'runplane.io/endpoint',
   version: 'runplane.io/endpoint-version',
   template: 'runplane.io/template',
+  networkVolume: 'runplane.io/network-volume',
 } as const;
 
 export interface ManifestOptions {
@@ -139,6 +140,33 @@ export function volumeClaimManifest(
     spec: {
       accessModes: ['ReadWriteOnce'],
       resources: { requests: { storage: `${spec.disks?.volumeInGb ?? 0}Gi` } },
+      ...(o.storageClass ? { storageClassName: o.storageClass } : {}),
+    },
+  };
+}
+
+/** The claim of a user's network volume (`sizeInGb` set), shared by every workload that mounts it. */
+export function networkVolumeClaimManifest(
+  spec: WorkloadSpec,
+  o: ManifestOptions,
+): V1PersistentVolumeClaim | null {
+  const volume = spec.disks?.networkVolume;
+  if (!volume?.sizeInGb) return null;
+  return {
+    apiVersion: 'v1',
+    kind: 'PersistentVolumeClaim',
+    metadata: {
+      name: volume.claimName,
+      namespace: o.namespace,
+      labels: {
+        [LABEL.managedBy]: MANAGED_BY,
+        [LABEL.installation]: labelValue(o.installation),
+        [LABEL.networkVolume]: labelValue(volume.id),
+      },
+    },
+    spec: {
+      accessModes: ['ReadWriteMany'],
+      resources: { requests: { storage: `${volume.sizeInGb}Gi` } },
       ...(o.storageClass ? { storageClassName: o.storageClass } : {}),
     },
   };
