@@ -3,7 +3,7 @@ import { POD_REST_MIGRATIONS, PodRestModule } from './pod-rest.module.js';
 
 export { PodRestModule } from './pod-rest.module.js';
 
-/** pod-rest serves the RunPod REST v1 API: Pods, endpoints and templates. */
+/** pod-rest serves the RunPod REST v1 API: Pods, network volumes, endpoints and templates. */
 export const podRestService: ServiceDescriptor = {
   name: 'pod-rest',
   module: PodRestModule,
@@ -24,6 +24,11 @@ export const podRestService: ServiceDescriptor = {
       {
         name: 'Pods',
         description: 'Rented compute instances (RunPod REST v1); serverless workers are Pods too.',
+      },
+      {
+        name: 'Network volumes',
+        description:
+          "A user's storage in one data center (RunPod REST v1), mounted by the Pods that name it.",
       },
     ],
   },

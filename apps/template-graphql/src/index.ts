@@ -5,7 +5,7 @@ import { TEMPLATE_GRAPHQL_MIGRATIONS, TemplateGraphqlModule } from './template-g
 export { TemplateGraphqlModule } from './template-graphql.module.js';
 export { printGraphqlSchema } from './graphql/graphql-docs.js';
 
-/** template-graphql owns templates and serves the GraphQL API for templates and secrets. */
+/** template-graphql owns templates and serves the GraphQL API (templates, secrets, RunPod's management operations). */
 export const templateGraphqlService: ServiceDescriptor = {
   name: 'template-graphql',
   module: TemplateGraphqlModule,
@@ -15,7 +15,8 @@ export const templateGraphqlService: ServiceDescriptor = {
     tags: [
       {
         name: 'GraphQL',
-        description: 'Templates and secrets, RunPod style; the schema is docs/schema.graphql.',
+        description:
+          "RunPod's GraphQL API: templates, secrets and the management operations of runpodctl and runpod-python; the schema is docs/schema.graphql.",
       },
     ],
     paths: GRAPHQL_OPENAPI_PATHS,

@@ -47,8 +47,11 @@ const REQUEST = {
 };
 const SAVE_TEMPLATE =
   'mutation { saveTemplate(input: {name: "my-worker", imageName: "me/worker:1.0", containerDiskInGb: 10, volumeInGb: 0, isServerless: true, dockerArgs: "python -u handler.py", env: [{key: "MODEL", value: "small"}]}) { id name } }';
-const DESCRIPTION = `RunPod's GraphQL API for templates and secrets: mutations \`saveTemplate\` (without \`id\` creates, with \`id\` modifies),
-\`deleteTemplate\`, \`secretCreate\`, \`secretDelete\`; queries \`podTemplate\`, \`podTemplates\`, \`myself { podTemplates secrets }\`.
+const DESCRIPTION = `RunPod's GraphQL API: templates and secrets (\`saveTemplate\` — without \`id\` creates, with \`id\` modifies —,
+\`deleteTemplate\`, \`secretCreate\`, \`secretDelete\`, \`podTemplate\`, \`podTemplates\`), and the management operations runpodctl and
+runpod-python's management functions send: \`myself\` (pubKey, pods, endpoints, podTemplates, networkVolumes, secrets), \`pod\`,
+\`podFindAndDeployOnDemand\`, \`deployCpuPod\`, \`podStop\`, \`podResume\`, \`podTerminate\`, \`gpuTypes\` (\`lowestPrice\`), \`dataCenters\`,
+\`serverlessGpuPools\`, \`saveEndpoint\`, \`updateEndpointTemplate\`, \`deleteEndpoint\`, \`updateUserSettings\` — the same operations as REST.
 The schema is \`docs/schema.graphql\` (printed from the code; introspection is on). Queries need read access, mutations
 write access. A resolver's error is HTTP 200 with \`errors[].extensions.code\` \`BAD_USER_INPUT\`, \`NOT_FOUND\`, \`CONFLICT\` or
 \`FORBIDDEN\` and \`data.<field>: null\`.`;
