@@ -46,10 +46,17 @@ function packAsIs(dir) {
   return path.join(OUT, result.filename);
 }
 
-/** The files `npm pack` would put in the package's tarball (its `files`, package.json, README). */
-function publishedFiles(dir) {
-  const [result] = JSON.parse(npm(['pack', '--dry-run', '--json'], dir));
-  return result.files.map((f) => f.path).filter((p) => !p.endsWith('.tsbuildinfo'));
+/** The files `npm pack` would put in each package's tarball (its `files`, package.json, README), by name. */
+function publishedFiles(dirs) {
+  const results = JSON.parse(
+    npm(['pack', '--dry-run', '--json', ...dirs.flatMap((d) => ['-w', path.relative(ROOT, d)])]),
+  );
+  return new Map(
+    results.map((r) => [
+      r.name,
+      r.files.map((f) => f.path).filter((p) => !p.endsWith('.tsbuildinfo')),
+    ]),
+  );
 }
 
 /** The CLI with every workspace package it needs bundled, its third-party dependencies hoisted. */
@@ -75,14 +82,15 @@ function packCli(all) {
 
   const stage = fs.mkdtempSync(path.join(os.tmpdir(), 'runplane-pack-'));
   try {
-    const copy = (dir, to) => {
-      for (const file of publishedFiles(dir)) {
+    const files = publishedFiles([cli.dir, ...[...bundled].map((name) => all.get(name).dir)]);
+    const copy = (name, to) => {
+      for (const file of files.get(name)) {
         fs.mkdirSync(path.dirname(path.join(to, file)), { recursive: true });
-        fs.copyFileSync(path.join(dir, file), path.join(to, file));
+        fs.copyFileSync(path.join(all.get(name).dir, file), path.join(to, file));
       }
     };
-    copy(cli.dir, stage);
-    for (const name of bundled) copy(all.get(name).dir, path.join(stage, 'node_modules', name));
+    copy('runplane', stage);
+    for (const name of bundled) copy(name, path.join(stage, 'node_modules', name));
     const pkg = readJson(path.join(stage, 'package.json'));
     delete pkg.private;
     delete pkg.devDependencies;

@@ -40,7 +40,7 @@ export class EndpointGql {
   })
   gpuIds!: string;
   @Field(() => Int) gpuCount!: number;
-  @Field(() => [String], { description: 'CPU endpoints: "<flavor>-<vcpus>-<memory>" items.' })
+  @Field(() => [String], { description: 'CPU endpoints: "<flavor>-<vcpus>" items.' })
   instanceIds!: string[];
   @Field(() => String, { description: 'GPU or CPU.' }) computeType!: string;
   @Field(() => String, { description: 'QB: queue-based (the only type here).' }) type!: string;

@@ -144,7 +144,8 @@ export function fromDeployInput(
     name: text(i.name),
     imageName: text(i.imageName),
     templateId,
-    computeType: cpu ? 'CPU' : 'GPU',
+    // Anything but GPU or CPU is refused by the DTO, naming the field.
+    computeType: cpu ? 'CPU' : (i.computeType ?? 'GPU'),
     cloudType: i.cloudType === CloudTypeEnum.COMMUNITY ? 'COMMUNITY' : 'SECURE',
     containerDiskInGb: i.containerDiskInGb ?? undefined,
     volumeInGb: i.volumeInGb ?? undefined,
