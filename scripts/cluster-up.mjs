@@ -43,6 +43,7 @@ const routes = [
   ['/v2/', 'queue-api'],
   ['/v1/users', 'secrets-vault'],
   ['/v1/apikeys', 'secrets-vault'],
+  ['/v1/containerregistryauth', 'secrets-vault'],
   ['/v1/webhooks', 'webhook-sender'],
   ['/v1/', 'pod-rest'],
   ['/graphql', 'template-graphql'],

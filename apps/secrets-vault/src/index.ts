@@ -16,6 +16,11 @@ export const secretsVaultService: ServiceDescriptor = {
         description:
           'Users and their API keys (contract §1): keys are shown once, stored hashed, never wider than their creator.',
       },
+      {
+        name: 'Container registry auths',
+        description:
+          'Credentials for private container registries, named by templates and Pods through `containerRegistryAuthId`; stored sealed, never returned.',
+      },
     ],
   },
 };

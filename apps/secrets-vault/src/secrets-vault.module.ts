@@ -9,6 +9,10 @@ import { ApiKeysService } from './apikeys/apikeys.service.js';
 import { KeyRotation } from './crypto/key-rotation.service.js';
 import { keyringProvider } from './crypto/keyring.provider.js';
 import { PrismaClient } from './generated/prisma/client.js';
+import { RegistryAuthsBusController } from './registry-auths/registry-auths.bus-controller.js';
+import { RegistryAuthsController } from './registry-auths/registry-auths.controller.js';
+import { RegistryAuthsRepository } from './registry-auths/registry-auths.repository.js';
+import { RegistryAuthsService } from './registry-auths/registry-auths.service.js';
 import { SecretsBusController } from './secrets/secrets.bus-controller.js';
 import { SecretsRepository } from './secrets/secrets.repository.js';
 import { SecretsService } from './secrets/secrets.service.js';
@@ -37,6 +41,8 @@ export const SECRETS_VAULT_MIGRATIONS = fileURLToPath(
     SecretsBusController,
     WebhookSigningBusController,
     UsersBusController,
+    RegistryAuthsController,
+    RegistryAuthsBusController,
   ],
   // MasterKeyring is exported for other vault features that keep values encrypted at rest.
   providers: [
@@ -51,6 +57,8 @@ export const SECRETS_VAULT_MIGRATIONS = fileURLToPath(
     WebhookSigningRepository,
     UsersService,
     UsersRepository,
+    RegistryAuthsService,
+    RegistryAuthsRepository,
   ],
   exports: [keyringProvider],
 })

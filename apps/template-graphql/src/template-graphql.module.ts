@@ -16,8 +16,10 @@ import {
   CatalogueClient,
   EndpointsClient,
   PodsClient,
+  RegistryAuthsClient,
   UsersClient,
 } from './management/management.clients.js';
+import { RegistryAuthsResolver } from './management/registry-auths.resolver.js';
 import { PodsResolver } from './management/pods.resolver.js';
 import { TemplateSettings } from './settings.js';
 import { TemplateUsage } from './templates/template-usage.js';
@@ -59,7 +61,9 @@ export const TEMPLATE_GRAPHQL_MIGRATIONS = fileURLToPath(
     PodsResolver,
     CatalogueResolver,
     EndpointsResolver,
+    RegistryAuthsResolver,
     PodsClient,
+    RegistryAuthsClient,
     CatalogueClient,
     EndpointsClient,
     UsersClient,

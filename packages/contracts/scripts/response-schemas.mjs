@@ -22,6 +22,7 @@ const RESPONSE_TYPES = [
   'Template',
   'Pod',
   'NetworkVolume',
+  'ContainerRegistryAuth',
   'User',
   'ApiKeyView',
   'CreatedApiKey',

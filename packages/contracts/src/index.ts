@@ -3,6 +3,7 @@ import 'reflect-metadata';
 
 export * from './services.js';
 export * from './errors/index.js';
+export * from './validation/index.js';
 export * from './auth/index.js';
 export * from './jobs/index.js';
 export * from './endpoints/index.js';

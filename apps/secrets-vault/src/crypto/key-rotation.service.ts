@@ -1,5 +1,6 @@
 import { Inject, Injectable, type OnApplicationBootstrap } from '@nestjs/common';
 import { LOGGER, type Logger } from '@runplane/platform';
+import { RegistryAuthsRepository } from '../registry-auths/registry-auths.repository.js';
 import { SecretsRepository } from '../secrets/secrets.repository.js';
 import { WebhookSigningRepository } from '../webhook-signing/webhook-signing.repository.js';
 import { MasterKeyring, type SealedValue } from './master-keyring.js';
@@ -7,8 +8,8 @@ import type { SealedStore } from './sealed-store.js';
 
 /**
  * After a master key rotation (the new key in RUNPLANE_MASTER_KEY, the old one in
- * RUNPLANE_MASTER_KEY_PREVIOUS), every sealed value the vault keeps — template secrets and webhook
- * signing secrets — gets its data key re-sealed with the current key at start. Values themselves
+ * RUNPLANE_MASTER_KEY_PREVIOUS), every sealed value the vault keeps — template secrets, webhook
+ * signing secrets and container registry credentials — gets its data key re-sealed with the current key at start. Values themselves
  * are not re-encrypted. Once this has run (the log says so), the previous key can be removed.
  */
 @Injectable()
@@ -19,9 +20,12 @@ export class KeyRotation implements OnApplicationBootstrap {
     private readonly keyring: MasterKeyring,
     secrets: SecretsRepository,
     signing: WebhookSigningRepository,
+    registryAuths: RegistryAuthsRepository,
     @Inject(LOGGER) private readonly logger: Logger,
   ) {
-    this.stores = [secrets, signing] as unknown as ReadonlyArray<SealedStore<SealedValue>>;
+    this.stores = [secrets, signing, registryAuths] as unknown as ReadonlyArray<
+      SealedStore<SealedValue>
+    >;
   }
 
   async onApplicationBootstrap(): Promise<void> {

@@ -1,11 +1,9 @@
 import { Args, Context, ID, Mutation, Resolver } from '@nestjs/graphql';
 import { RunplaneError, SecretCreateDto } from '@runplane/contracts';
-import { flattenValidationErrors } from '@runplane/platform';
-import { plainToInstance } from 'class-transformer';
-import { validateSync } from 'class-validator';
 import type { GraphqlContext } from './graphql-auth.js';
 import { Secret, SecretCreateInput } from './graphql.types.js';
 import { SecretsClient } from './secrets.client.js';
+import { validatedInput } from './validate-input.js';
 
 /** secretCreate and secretDelete (reference §5.4). The value goes to secrets-vault and never comes back. */
 @Resolver(() => Secret)
@@ -18,19 +16,11 @@ export class SecretsResolver {
     @Args('input', { type: () => SecretCreateInput, nullable: true })
     input?: SecretCreateInput | null,
   ): Promise<Secret> {
-    const dto = plainToInstance(SecretCreateDto, {
-      name: input?.name ?? undefined,
-      value: input?.value ?? undefined,
-      description: input?.description ?? undefined,
+    const dto = validatedInput(SecretCreateDto, {
+      name: input?.name,
+      value: input?.value,
+      description: input?.description,
     });
-    const problems = flattenValidationErrors(
-      validateSync(dto, {
-        validationError: { target: false, value: false },
-        stopAtFirstError: true,
-      }),
-    );
-    if (problems.length)
-      throw RunplaneError.badRequest(problems.map((p) => p.message).join('; '), problems);
     return this.secrets.create(principal.userId, dto);
   }
 

@@ -4,6 +4,11 @@ import {
   PodApiRpc,
   SchedulerRpc,
   UserRpc,
+  VaultRpc,
+  type Ack,
+  type ContainerRegistryAuth,
+  type ContainerRegistryAuthCreateDto,
+  type ContainerRegistryCredentialsDto,
   type Endpoint,
   type EndpointCreateDto,
   type EndpointUpdateDto,
@@ -115,5 +120,31 @@ export class UsersClient {
 
   setPubKey(userId: string, pubKey: string) {
     return this.bus.request(UserRpc.updateSettings, { userId, pubKey });
+  }
+}
+
+/** Container registry auths belong to secrets-vault: credentials go in and never come back. */
+@Injectable()
+export class RegistryAuthsClient {
+  constructor(private readonly bus: Bus) {}
+
+  create(ownerId: string, auth: ContainerRegistryAuthCreateDto): Promise<ContainerRegistryAuth> {
+    return this.bus.request(VaultRpc.createRegistryAuth, { ownerId, auth });
+  }
+
+  list(ownerId: string): Promise<ContainerRegistryAuth[]> {
+    return this.bus.request(VaultRpc.listRegistryAuths, { ownerId });
+  }
+
+  update(
+    ownerId: string,
+    registryAuthId: string,
+    credentials: ContainerRegistryCredentialsDto,
+  ): Promise<ContainerRegistryAuth> {
+    return this.bus.request(VaultRpc.updateRegistryAuth, { ownerId, registryAuthId, credentials });
+  }
+
+  delete(ownerId: string, registryAuthId: string): Promise<Ack> {
+    return this.bus.request(VaultRpc.deleteRegistryAuth, { ownerId, registryAuthId });
   }
 }

@@ -1,6 +1,11 @@
 import { Type } from 'class-transformer';
 import { IsNotEmpty, IsObject, IsString, Matches, ValidateNested } from 'class-validator';
 import type { Principal } from '../auth/principal.js';
+import {
+  ContainerRegistryAuthCreateDto,
+  ContainerRegistryCredentialsDto,
+  type ContainerRegistryAuth,
+} from '../secrets/registry-auth.dto.js';
 import { SecretCreateDto, type Secret } from '../secrets/secret.dto.js';
 import { IsStringMap } from '../templates/template.dto.js';
 import { defineRpc, defineSignal } from './definitions.js';
@@ -49,6 +54,24 @@ export interface ResolveSecretsResponse {
   env: Record<string, string>;
 }
 
+export class CreateRegistryAuthRequest extends OwnedRequest {
+  @IsObject()
+  @ValidateNested()
+  @Type(() => ContainerRegistryAuthCreateDto)
+  auth!: ContainerRegistryAuthCreateDto;
+}
+
+export class RegistryAuthScopedRequest extends OwnedRequest {
+  @IsString() @IsNotEmpty() registryAuthId!: string;
+}
+
+export class UpdateRegistryAuthRequest extends RegistryAuthScopedRequest {
+  @IsObject()
+  @ValidateNested()
+  @Type(() => ContainerRegistryCredentialsDto)
+  credentials!: ContainerRegistryCredentialsDto;
+}
+
 /** Request/reply operations answered by secrets-vault, which owns users, API keys and secrets. */
 export const VaultRpc = {
   verifyApiKey: defineRpc<VerifyApiKeyRequest, VerifyApiKeyResponse>(
@@ -81,6 +104,28 @@ export const VaultRpc = {
     'secrets-vault',
     'secrets.resolve',
     ResolveSecretsRequest,
+  ),
+  /** Container registry auths (GraphQL saveRegistryAuth & co.); name taken by the owner: 409. */
+  createRegistryAuth: defineRpc<CreateRegistryAuthRequest, ContainerRegistryAuth>(
+    'secrets-vault',
+    'registry-auths.create',
+    CreateRegistryAuthRequest,
+  ),
+  listRegistryAuths: defineRpc<OwnedRequest, ContainerRegistryAuth[]>(
+    'secrets-vault',
+    'registry-auths.list',
+    OwnedRequest,
+  ),
+  updateRegistryAuth: defineRpc<UpdateRegistryAuthRequest, ContainerRegistryAuth>(
+    'secrets-vault',
+    'registry-auths.update',
+    UpdateRegistryAuthRequest,
+  ),
+  /** Unknown or another user's: 404 REGISTRY_AUTH_NOT_FOUND. */
+  deleteRegistryAuth: defineRpc<RegistryAuthScopedRequest, Ack>(
+    'secrets-vault',
+    'registry-auths.delete',
+    RegistryAuthScopedRequest,
   ),
 } as const;
 

@@ -1,4 +1,5 @@
 import { IsOptional, IsString, Matches, MaxLength } from 'class-validator';
+import { HasNoNul } from '../validation/no-nul.js';
 
 /**
  * Secret names: what may follow `RUNPOD_SECRET_` in a template env reference (reference §5.4), so
@@ -22,6 +23,7 @@ export class SecretCreateDto {
   @MaxLength(SECRET_VALUE_MAX_BYTES, {
     message: `value must be at most ${SECRET_VALUE_MAX_BYTES} characters`,
   })
+  @HasNoNul()
   value!: string;
 
   @IsOptional() @IsString() @MaxLength(1000) description?: string | null;

@@ -1,5 +1,6 @@
 import { describe, expect, it } from '@jest/globals';
 import { workloadTests } from './management-api-workloads.js';
+import { http } from './runplane-process.js';
 import {
   managementClient,
   lit,
@@ -17,7 +18,133 @@ export function describeManagementApi(target: () => ManagementTarget): void {
   describe('RunPod management API (runpod-python and runpodctl wire shapes)', () => {
     const c = managementClient(target);
     accountTests(c);
+    registryAuthTests(c, () => target().vault);
     workloadTests(c);
+  });
+}
+
+function registryAuthTests(
+  { gql, data, gqlError, newUserKey, suffix }: ManagementClient,
+  vault: () => string,
+): void {
+  it('container registry auths: runpod-python and runpodctl create/update/delete, REST v1, never the password', async () => {
+    const key = await newUserKey('readwrite');
+    const other = await newUserKey('readwrite');
+    const password = `pw-${suffix()}-secret`;
+    const name = `hub-${suffix()}`;
+    const rest = (method: string, path: string, body?: unknown, k = key) =>
+      http(method, `${vault()}/v1/containerregistryauth${path}`, { key: `Bearer ${k}`, body });
+    // runpod-python create_container_registry_auth: an inline literal input.
+    const saved = data(
+      await gql(
+        `mutation SaveRegistryAuth { saveRegistryAuth(input: {name: ${lit(name)}, username: "me", password: ${lit(password)}}) { id name } }`,
+        undefined,
+        key,
+      ),
+      'saveRegistryAuth',
+    );
+    expect(saved).toEqual({ id: expect.any(String), name });
+    // The same name again is a conflict; a NUL in the password is refused before anything is stored.
+    gqlError(
+      await gql(
+        `mutation { saveRegistryAuth(input: {name: ${lit(name)}, username: "me", password: "x"}) { id } }`,
+        undefined,
+        key,
+      ),
+      'saveRegistryAuth',
+      'CONFLICT',
+    );
+    const nul = gqlError(
+      await gql(
+        'mutation { saveRegistryAuth(input: {name: "nul", username: "me", password: "a\\u0000b"}) { id } }',
+        undefined,
+        key,
+      ),
+      'saveRegistryAuth',
+      'BAD_USER_INPUT',
+    );
+    expect(nul).toMatch(/password must not contain a NUL/);
+    // runpodctl registry list / get (REST v1) and myself { containerRegistryCreds }.
+    const listed = await rest('GET', '');
+    expect(listed.status).toBe(200);
+    expect(listed.body).toEqual([saved]);
+    expect((await rest('GET', `/${saved.id}`)).body).toEqual(saved);
+    const me = data(
+      await gql('query { myself { containerRegistryCreds { id name } } }', undefined, key),
+      'myself',
+    );
+    expect(me.containerRegistryCreds).toEqual([saved]);
+    // runpodctl registry update: a typed variable; the name stays, new credentials are sealed.
+    const updated = data(
+      await gql(
+        'mutation($input: UpdateRegistryAuthInput!) { updateRegistryAuth(input: $input) { id name } }',
+        { input: { id: saved.id, username: 'me2', password: `${password}-2` } },
+        key,
+      ),
+      'updateRegistryAuth',
+    );
+    expect(updated).toEqual(saved);
+    // Another user: 404 over REST, NOT_FOUND over GraphQL, and none of it listed.
+    expect((await rest('GET', `/${saved.id}`, undefined, other)).status).toBe(404);
+    expect((await rest('DELETE', `/${saved.id}`, undefined, other)).status).toBe(404);
+    expect((await rest('GET', '', undefined, other)).body).toEqual([]);
+    gqlError(
+      await gql(
+        `mutation { updateRegistryAuth(input: {id: ${lit(saved.id)}, username: "x", password: "y"}) { id } }`,
+        undefined,
+        other,
+      ),
+      'updateRegistryAuth',
+      'NOT_FOUND',
+    );
+    gqlError(
+      await gql(
+        `mutation { deleteRegistryAuth(registryAuthId: ${lit(saved.id)}) }`,
+        undefined,
+        other,
+      ),
+      'deleteRegistryAuth',
+      'NOT_FOUND',
+    );
+    // A readonly key reads but does not write.
+    const reader = await newUserKey('readonly');
+    expect(
+      (await rest('POST', '', { name: 'ro', username: 'a', password: 'b' }, reader)).status,
+    ).toBe(401);
+    // REST create (runpodctl registry create): 200 {id, name}; bad bodies name the field.
+    const created = await rest('POST', '', {
+      name: `rest-${suffix()}`,
+      username: 'u',
+      password: password,
+    });
+    expect(created.status).toBe(200);
+    expect(Object.keys(created.body).sort()).toEqual(['id', 'name']);
+    const missing = await rest('POST', '', { name: 'no-password', username: 'u' });
+    expect(missing.status).toBe(400);
+    expect(JSON.stringify(missing.body)).toMatch(/password/);
+    // Nothing any answer carried held a password.
+    const everything = JSON.stringify([
+      (await rest('GET', '')).body,
+      data(
+        await gql('query { myself { containerRegistryCreds { id name } } }', undefined, key),
+        'myself',
+      ),
+    ]);
+    expect(everything).not.toContain(password);
+    // runpod-python delete_container_registry_auth; runpodctl registry delete (REST 204).
+    expect(
+      data(
+        await gql(
+          `mutation DeleteRegistryAuth { deleteRegistryAuth(registryAuthId: ${lit(saved.id)}) }`,
+          undefined,
+          key,
+        ),
+        'deleteRegistryAuth',
+      ),
+    ).toBe(true);
+    expect((await rest('DELETE', `/${created.body.id}`)).status).toBe(204);
+    expect((await rest('GET', '')).body).toEqual([]);
+    expect((await rest('GET', `/${saved.id}`)).status).toBe(404);
   });
 }
 

@@ -1,0 +1,19 @@
+import { ValidateBy, type ValidationOptions } from 'class-validator';
+
+/**
+ * A string without NUL characters. A NUL can be neither put in a process's environment nor sent
+ * to a registry, so a value holding one would only fail later, at a workload's start, in a log.
+ * The message names the rule, never the value.
+ */
+export function HasNoNul(options?: ValidationOptions): PropertyDecorator {
+  return ValidateBy(
+    {
+      name: 'hasNoNul',
+      validator: {
+        validate: (value: unknown) => typeof value !== 'string' || !value.includes('\u0000'),
+        defaultMessage: (args) => `${args?.property} must not contain a NUL character`,
+      },
+    },
+    options,
+  );
+}
