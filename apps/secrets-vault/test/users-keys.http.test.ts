@@ -145,6 +145,49 @@ describe('secrets-vault: users and API keys over REST', () => {
     ).toBe(404);
   });
 
+  it('a readwrite key cannot revoke an admin key of its own user (401, the key stays); it revokes its readwrite and readonly keys', async () => {
+    const { userId, key } = await newUserKey('readwrite');
+    const keyOf = async (scope: 'admin' | 'readwrite' | 'readonly') => {
+      const created = await server.call('POST', '/v1/apikeys', { name: scope, userId, scope });
+      expect(created.status).toBe(200);
+      return created.body as { id: string; key: string };
+    };
+    const admin = await keyOf('admin');
+    const refused = await server.call('DELETE', `/v1/apikeys/${admin.id}`, undefined, as(key));
+    expect(refused).toMatchObject({
+      status: 401,
+      body: {
+        status: 401,
+        error: expect.stringMatching(
+          /scope readwrite cannot revoke a key with the wider scope admin/,
+        ),
+      },
+    });
+    // The admin key still works and is still listed.
+    expect((await server.call('GET', '/v1/users', undefined, as(admin.key))).status).toBe(200);
+    expect(
+      (await server.call('GET', '/v1/apikeys', undefined, as(key))).body.some(
+        (k: { id: string }) => k.id === admin.id,
+      ),
+    ).toBe(true);
+
+    for (const scope of ['readwrite', 'readonly'] as const) {
+      const narrower = await keyOf(scope);
+      expect(
+        (await server.call('DELETE', `/v1/apikeys/${narrower.id}`, undefined, as(key))).status,
+      ).toBe(204);
+      expect((await server.call('GET', '/v1/apikeys', undefined, as(narrower.key))).status).toBe(
+        401,
+      );
+    }
+    // An admin key of the same user may revoke it.
+    const otherAdmin = await keyOf('admin');
+    expect(
+      (await server.call('DELETE', `/v1/apikeys/${admin.id}`, undefined, as(otherAdmin.key)))
+        .status,
+    ).toBe(204);
+  });
+
   it("a user's own settings over the bus: the SSH public keys are kept as sent; unknown users 404", async () => {
     const { userId } = await newUserKey('readwrite');
     expect(await server.bus.request(UserRpc.get, { userId })).toEqual({

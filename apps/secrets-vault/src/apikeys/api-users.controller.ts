@@ -64,7 +64,8 @@ export class ApiUsersController {
   @Delete('apikeys/:keyId')
   @ApiOperation({
     summary: 'Revoke an API key',
-    description: 'Effective within 5 s on every instance.',
+    description:
+      'Effective within 5 s on every instance. A key revokes only keys no wider than its own (401 otherwise): only an admin key revokes admin keys.',
   })
   @ApiNoContentResponse({ description: 'Revoked.' })
   @ApiErrors(404)

@@ -6,6 +6,7 @@ import {
   SchedulerRpc,
   SCOPE_RANK,
   VaultSignals,
+  type ApiKeyScope,
   type ApiKeyView,
   type CreateApiKeyDto,
   type CreatedApiKey,
@@ -44,11 +45,7 @@ export class ApiUsersService {
     // Another user's existence is not revealed to non-admins.
     if (!isAdmin && userId !== caller.userId)
       throw RunplaneError.notFound(`user ${userId} not found`, 'USER_NOT_FOUND');
-    if (SCOPE_RANK[dto.scope] > SCOPE_RANK[caller.scope]) {
-      throw RunplaneError.unauthorized(
-        `a key with scope ${caller.scope} cannot create a key with the wider scope ${dto.scope}`,
-      );
-    }
+    assertNoWider(caller, dto.scope, 'create');
     if (dto.scope !== 'worker' && dto.endpointId !== undefined) {
       throw RunplaneError.badRequest('endpointId is only for worker keys', [
         { path: 'endpointId', message: 'only allowed with scope "worker"' },
@@ -89,13 +86,27 @@ export class ApiUsersService {
         'BOOTSTRAP_KEY',
       );
     }
-    const keyHash = await this.keys.revokeKey(
+    const key = await this.keys.findLiveKey(
       keyId,
       caller.scope === 'admin' ? undefined : caller.userId,
-      new Date(),
     );
-    if (!keyHash) throw RunplaneError.notFound(`API key ${keyId} not found`, 'API_KEY_NOT_FOUND');
-    await this.bus.signal(VaultSignals.apiKeyRevoked, { keyHash });
+    if (!key) throw RunplaneError.notFound(`API key ${keyId} not found`, 'API_KEY_NOT_FOUND');
+    assertNoWider(caller, key.scope as ApiKeyScope, 'revoke');
+    if (!(await this.keys.revokeKey(keyId, new Date())))
+      throw RunplaneError.notFound(`API key ${keyId} not found`, 'API_KEY_NOT_FOUND');
+    await this.bus.signal(VaultSignals.apiKeyRevoked, { keyHash: key.keyHash });
+  }
+}
+
+/**
+ * A key acts only on keys no wider than itself: otherwise a readwrite key could mint, or remove,
+ * the admin keys of its user. Refused like any scope shortfall (401).
+ */
+function assertNoWider(caller: Principal, scope: ApiKeyScope, verb: 'create' | 'revoke'): void {
+  if (SCOPE_RANK[scope] > SCOPE_RANK[caller.scope]) {
+    throw RunplaneError.unauthorized(
+      `a key with scope ${caller.scope} cannot ${verb} a key with the wider scope ${scope}`,
+    );
   }
 }
 

@@ -17,6 +17,7 @@ export class ApiKeysRepository {
       keyId: key.id,
       scope: key.scope as ApiKeyScope,
       endpointId: key.endpointId,
+      workerId: key.workerId,
     };
   }
 
@@ -61,18 +62,41 @@ export class ApiKeysRepository {
     });
   }
 
-  /** Revokes a live key (of `userId` when given); returns its hash for the cache signal, or null. */
-  async revokeKey(id: string, userId: string | undefined, now: Date): Promise<string | null> {
-    const key = await this.db.apiKey.findFirst({
+  /** A live key (of `userId` when given): its hash and scope, or null. */
+  findLiveKey(id: string, userId: string | undefined) {
+    return this.db.apiKey.findFirst({
       where: { id, revokedAt: null, ...(userId ? { userId } : {}) },
-      select: { keyHash: true },
+      select: { keyHash: true, scope: true },
     });
-    if (!key) return null;
+  }
+
+  /** Marks a live key revoked; false when it already was. */
+  async revokeKey(id: string, now: Date): Promise<boolean> {
     const { count } = await this.db.apiKey.updateMany({
       where: { id, revokedAt: null },
       data: { revokedAt: now },
     });
-    return count ? key.keyHash : null;
+    return count === 1;
+  }
+
+  /** Deletes the keys of these managed workers; returns their hashes for the cache signal. */
+  retireWorkerKeys(workerIds: string[]): Promise<string[]> {
+    return this.deleteWorkerKeys({ workerId: { in: workerIds } });
+  }
+
+  /** Deletes managed workers' keys minted before `mintedBefore` whose worker is not live. */
+  retireWorkerKeysExcept(liveWorkerIds: string[], mintedBefore: Date): Promise<string[]> {
+    return this.deleteWorkerKeys({
+      workerId: { not: null, notIn: liveWorkerIds },
+      createdAt: { lt: mintedBefore },
+    });
+  }
+
+  private async deleteWorkerKeys(where: Prisma.ApiKeyWhereInput): Promise<string[]> {
+    const keys = await this.db.apiKey.findMany({ where, select: { id: true, keyHash: true } });
+    if (!keys.length) return [];
+    await this.db.apiKey.deleteMany({ where: { id: { in: keys.map((k) => k.id) } } });
+    return keys.map((k) => k.keyHash);
   }
 
   async userExists(userId: string): Promise<boolean> {
@@ -84,11 +108,12 @@ export class ApiKeysRepository {
     id: string;
     userId: string;
     endpointId: string;
+    workerId: string;
     keyHash: string;
   }): Promise<boolean> {
     try {
       await this.db.apiKey.create({
-        data: { ...key, name: `worker key for endpoint ${key.endpointId}`, scope: 'worker' },
+        data: { ...key, name: `key of worker ${key.workerId}`, scope: 'worker' },
       });
       return true;
     } catch (err) {
