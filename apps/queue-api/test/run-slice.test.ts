@@ -5,6 +5,7 @@ import { startTestServer, type TestServer } from '@runplane/platform';
 import { schedulerService } from '@runplane/scheduler';
 import { secretsVaultService } from '@runplane/secrets-vault';
 import { queueApiService } from '../src/index.js';
+import { until } from './support/scheduler-stand-in.js';
 
 describe('the /run slice through queue-api, the vault and the scheduler', () => {
   let server: TestServer;
@@ -74,4 +75,47 @@ describe('the /run slice through queue-api, the vault and the scheduler', () => 
     const stream = await server.call('GET', `/v2/${epA}/stream/${res.body.id}?wait=1000`);
     expect(stream.body).toEqual({ id: res.body.id, status: 'IN_QUEUE', stream: [] });
   });
+
+  it("/status?ttl= is a write: a readonly key is refused and the job stays; a ttl the job's age has passed is refused, never expiring it", async () => {
+    // An ordinary user with a readwrite and a readonly key, and an endpoint of theirs.
+    const user = await server.call('POST', '/v1/users', { name: 'ttl-user' });
+    const keyOf = async (scope: string) =>
+      (await server.call('POST', '/v1/apikeys', { name: scope, userId: user.body.id, scope })).body
+        .key as string;
+    const as = (key: string) => ({ authorization: `Bearer ${key}` });
+    const [rw, ro] = [await keyOf('readwrite'), await keyOf('readonly')];
+    const ep = await server.bus.request(SchedulerRpc.createEndpoint, {
+      ownerId: user.body.id,
+      endpoint: { templateId: 'tpl-slice', workersMin: 0, workersMax: 0 },
+    });
+    const run = await server.call('POST', `/v2/${ep.id}/run`, { input: {} }, as(rw));
+    expect(run.status).toBe(200);
+    // The job was created before this moment: wait until it is older than the smallest ttl.
+    const submitted = Date.now();
+    await until(() => Date.now() > submitted + 10_100, 60_000, 'the job to be older than 10 s');
+
+    const status = (key: string, query = '', method: 'GET' | 'POST' = 'GET') =>
+      server.call(method, `/v2/${ep.id}/status/${run.body.id}${query}`, undefined, as(key));
+    for (const method of ['GET', 'POST'] as const) {
+      expect(await status(ro, '?ttl=10000', method)).toMatchObject({
+        status: 401,
+        body: { status: 401, error: expect.stringMatching(/setting ttl needs a readwrite key/) },
+      });
+    }
+    expect(await status(ro)).toMatchObject({ status: 200, body: { id: run.body.id } });
+
+    // Even the owner's readwrite key cannot expire the job with a ttl shorter than its age.
+    const tooShort = await status(rw, '?ttl=10000');
+    expect(tooShort).toMatchObject({
+      status: 400,
+      body: { status: 400, details: [{ path: 'ttl', message: expect.any(String) }] },
+    });
+    expect(tooShort.body.error).toMatch(/would expire it at once; the job is kept/);
+    expect(await status(ro)).toMatchObject({ status: 200, body: { id: run.body.id } });
+    // A ttl longer than its age is set.
+    expect(await status(rw, '?ttl=3600000')).toMatchObject({
+      status: 200,
+      body: { id: run.body.id, status: 'IN_QUEUE' },
+    });
+  }, 90_000);
 });

@@ -132,7 +132,7 @@ export class QueueController {
   @ApiOperation({
     summary: 'Job status and result',
     description:
-      "`?ttl=` sets the job's time to live, counted from its submission. An expired job is 404.",
+      "`?ttl=` sets the job's time to live, counted from its submission: a write, so it needs a readwrite (or admin) key (401 for a readonly key), and it must be longer than the job's age (400 otherwise; the job is kept). An expired job is 404.",
   })
   @ApiQuery(TTL)
   @ApiOkResponse({

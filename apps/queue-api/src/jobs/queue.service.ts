@@ -1,9 +1,11 @@
 import { Injectable } from '@nestjs/common';
+import { isAllowed } from '@runplane/auth';
 import { Bus } from '@runplane/bus';
 import {
   isFinalStatus,
   isRunplaneError,
   JOB_LIMITS,
+  RunplaneError,
   SchedulerRpc,
   type HealthRecord,
   type JobAccepted,
@@ -70,6 +72,12 @@ export class QueueService {
     jobId: string,
     ttlMs?: number,
   ): Promise<JobRecord> {
+    // /status is a read, but `?ttl=` rewrites when the job is deleted: a write, refused like one.
+    if (ttlMs !== undefined && !isAllowed(principal, 'write')) {
+      throw RunplaneError.unauthorized(
+        `setting ttl needs a readwrite key: this API key (scope ${principal.scope}) may only read the job`,
+      );
+    }
     return this.bus.request(SchedulerRpc.getJob, {
       ownerId: principal.userId,
       endpointId,

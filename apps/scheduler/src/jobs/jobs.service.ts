@@ -111,16 +111,25 @@ export class JobsService {
     return { row, created };
   }
 
-  /** `/status`; with `ttlMs` the job's TTL is set anew (counted from submission). */
+  /**
+   * `/status`; with `ttlMs` the job's TTL is set anew (counted from submission). A read never
+   * deletes the job it answers about: a TTL that has already elapsed is refused, the job kept.
+   */
   async get(request: GetJobRequest): Promise<JobRecord> {
     const now = new Date();
     const row = await this.visible(request, now);
     if (request.ttlMs !== undefined) {
       const expiresAt = new Date(row.createdAt.getTime() + request.ttlMs);
+      if (expiresAt.getTime() <= now.getTime()) {
+        const age = now.getTime() - row.createdAt.getTime();
+        throw RunplaneError.badRequest(
+          `ttl ${request.ttlMs} ms is not longer than the job's age (${age} ms) and would expire it at once; the job is kept`,
+          [{ path: 'ttl', message: `must be more than the job's age, ${age} ms` }],
+        );
+      }
       await this.jobs.setTtl(row.id, request.ttlMs, expiresAt);
       row.ttlMs = request.ttlMs;
       row.expiresAt = expiresAt;
-      if (isGone(row, now)) throw jobNotFound(row.id);
     }
     return toJobRecord(row, now);
   }
