@@ -21,6 +21,7 @@ import { LeaseRepository } from './timers/lease.repository.js';
 import { Leadership } from './timers/leadership.js';
 import { Sweeper } from './timers/sweeper.service.js';
 import { WorkerLiveness } from './workers/worker-liveness.service.js';
+import { WorkerKeys } from './workers/worker-keys.js';
 import { WorkerProtocolService } from './workers/worker-protocol.service.js';
 import { WorkersBusController } from './workers/workers.bus-controller.js';
 import { WorkersRepository } from './workers/workers.repository.js';
@@ -55,6 +56,7 @@ export const SCHEDULER_MIGRATIONS = fileURLToPath(new URL('../prisma/migrations'
     JobsService,
     WorkerProtocolService,
     WorkerLiveness,
+    WorkerKeys,
     Leadership,
     Sweeper,
     PublicUrl,

@@ -64,7 +64,7 @@ describe('autoscaler with a stand-in pod-rest', () => {
     const keyHash = createHash('sha256').update(h.server.apiKey).digest('hex');
     owner = (await h.call(VaultRpc.verifyApiKey, { keyHash })).principal!.userId;
     const probe = await h
-      .call(VaultRpc.mintWorkerKey, { userId: owner, endpointId: 'probe' })
+      .call(VaultRpc.mintWorkerKey, { userId: owner, endpointId: 'probe', workerId: 'probe' })
       .catch((e: RunplaneError) => e);
     if (probe instanceof RunplaneError && probe.status === 503) {
       await h.server.bus.serve(VaultRpc.mintWorkerKey, async () => ({

@@ -19,6 +19,7 @@ describe('secrets-vault: worker keys', () => {
     const minted = await server.bus.request(VaultRpc.mintWorkerKey, {
       userId: BOOTSTRAP_USER_ID,
       endpointId: 'ep-1',
+      workerId: 'w-1',
     });
     expect(minted).toEqual({
       keyId: expect.stringMatching(/^key_/),
@@ -32,6 +33,7 @@ describe('secrets-vault: worker keys', () => {
       keyId: minted.keyId,
       scope: 'worker',
       endpointId: 'ep-1',
+      workerId: 'w-1',
     });
 
     const row = await server.app
@@ -43,6 +45,7 @@ describe('secrets-vault: worker keys', () => {
     const second = await server.bus.request(VaultRpc.mintWorkerKey, {
       userId: BOOTSTRAP_USER_ID,
       endpointId: 'ep-1',
+      workerId: 'w-2',
     });
     expect(second.key).not.toBe(minted.key);
     expect(second.keyId).not.toBe(minted.keyId);
@@ -50,10 +53,17 @@ describe('secrets-vault: worker keys', () => {
 
   it('refuses an unknown user (404) and an incomplete request (400)', async () => {
     await expect(
-      server.bus.request(VaultRpc.mintWorkerKey, { userId: 'usr_nobody', endpointId: 'ep-1' }),
+      server.bus.request(VaultRpc.mintWorkerKey, {
+        userId: 'usr_nobody',
+        endpointId: 'ep-1',
+        workerId: 'w-1',
+      }),
     ).rejects.toMatchObject({ status: 404, code: 'USER_NOT_FOUND' });
     await expect(
-      server.bus.request(VaultRpc.mintWorkerKey, { userId: BOOTSTRAP_USER_ID } as never),
+      server.bus.request(VaultRpc.mintWorkerKey, {
+        userId: BOOTSTRAP_USER_ID,
+        workerId: 'w-1',
+      } as never),
     ).rejects.toMatchObject({
       status: 400,
       details: [expect.objectContaining({ path: 'endpointId' })],
@@ -68,5 +78,55 @@ describe('secrets-vault: worker keys', () => {
     await expect(
       server.bus.request(VaultRpc.verifyApiKey, { keyHash: hashApiKey('rpk_unknown') }),
     ).resolves.toEqual({ principal: null });
+  });
+
+  const mint = (workerId: string) =>
+    server.bus.request(VaultRpc.mintWorkerKey, {
+      userId: BOOTSTRAP_USER_ID,
+      endpointId: 'ep-r',
+      workerId,
+    });
+  const verifies = async (key: string) =>
+    (await server.bus.request(VaultRpc.verifyApiKey, { keyHash: hashApiKey(key) })).principal !==
+    null;
+  const keysOf = (workerIds: string[]) =>
+    server.app
+      .get(PrismaClient, { strict: false })
+      .apiKey.count({ where: { workerId: { in: workerIds } } });
+
+  it('a retired worker key stops verifying and leaves no row behind', async () => {
+    const a = await mint('w-retire-a');
+    const b = await mint('w-retire-b');
+    expect(
+      await server.bus.request(VaultRpc.retireWorkerKeys, { workerIds: ['w-retire-a'] }),
+    ).toEqual({ retired: 1 });
+    expect(await verifies(a.key)).toBe(false);
+    expect(await verifies(b.key)).toBe(true);
+    expect(await keysOf(['w-retire-a'])).toBe(0);
+    // Again: nothing left to retire.
+    expect(
+      await server.bus.request(VaultRpc.retireWorkerKeys, { workerIds: ['w-retire-a'] }),
+    ).toEqual({ retired: 0 });
+  });
+
+  it('reconciliation retires keys of workers that are not live, but not keys minted after the list', async () => {
+    const live = await mint('w-keep-live');
+    const gone = await mint('w-keep-gone');
+    const cutoff = new Date(Date.now() + 60_000).toISOString();
+    const userKey = server.apiKey; // keys without a worker are never touched
+    const { retired } = await server.bus.request(VaultRpc.keepWorkerKeys, {
+      liveWorkerIds: ['w-keep-live', 'w-1', 'w-2', 'w-retire-b'],
+      mintedBefore: cutoff,
+    });
+    expect(retired).toBeGreaterThanOrEqual(1);
+    expect(await verifies(gone.key)).toBe(false);
+    expect(await verifies(live.key)).toBe(true);
+    expect(await verifies(userKey)).toBe(true);
+    const fresh = await mint('w-keep-fresh');
+    await server.bus.request(VaultRpc.keepWorkerKeys, {
+      liveWorkerIds: ['w-keep-live'],
+      mintedBefore: new Date(Date.now() - 60_000).toISOString(),
+    });
+    expect(await verifies(fresh.key)).toBe(true);
   });
 });

@@ -179,6 +179,37 @@ describe('templates, secrets and rolling releases (standalone)', () => {
     expect((await runJob(ep.id, { env_sha256: ['TOKEN'] })).TOKEN).toBe(sha(value));
   }, 150_000);
 
+  it("a managed worker's key acts only as that worker, and dies with it", async () => {
+    const t = await template({});
+    const ep = await endpoint(t.id, 1);
+    // The tenant's own code reads its key: the worst it can do with it is bounded to this worker.
+    const out = await runJob(ep.id, { env: ['RUNPOD_AI_API_KEY', 'RUNPOD_POD_ID'] });
+    const key = out.RUNPOD_AI_API_KEY as string;
+    const self = out.RUNPOD_POD_ID as string;
+    const asWorker = (workerId: string) =>
+      http('GET', `${url}/v2/${ep.id}/ping/${workerId}`, { key });
+    expect((await asWorker(self)).status).toBe(200);
+    const other = await asWorker('someone-else');
+    expect(other.status).toBe(403);
+    expect(other.body.error).toMatch(/belongs to worker/);
+    const forged = await http('POST', `${url}/v2/${ep.id}/job-done/someone-else/job-1`, {
+      key,
+      body: { output: 'forged' },
+    });
+    expect(forged.status).toBe(403);
+
+    // No worker allowed any more: the worker is stopped, and its key stops working.
+    expect(
+      (await call('PATCH', `/v1/endpoints/${ep.id}`, { workersMin: 0, workersMax: 0 })).status,
+    ).toBe(200);
+    await eventually(
+      async () => (await asWorker(self)).status === 401,
+      'the stopped worker key to be refused',
+      120_000,
+    );
+    expect((await http('GET', `${url}/v2/${ep.id}/health`, { key })).status).toBe(401);
+  }, 180_000);
+
   it('a template update bumps the endpoint version; idle workers are replaced at once, a busy one finishes its job first', async () => {
     const release = path.join(workDir, `release-${randomBytes(4).toString('hex')}`);
     const t = await template({ RELEASE: 'v1' });

@@ -12,13 +12,19 @@ import type { Principal } from '@runplane/contracts';
 import { ApiErrors, listOf, schemaRef } from '@runplane/platform';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { delivered } from '../http/long-polls.js';
-import { queryInt, resolveWorkerCall } from './worker-call.js';
+import { assertOwnWorker, queryInt, resolveWorkerCall } from './worker-call.js';
 import { WorkerService } from './worker.service.js';
 
 type WorkerParams = { workerId: string; jobId?: string };
 
-function callOf(request: FastifyRequest, params: WorkerParams, needsJob: boolean) {
-  return resolveWorkerCall(
+/** The call's addressing; a managed worker's key acts only as its own worker. */
+function callOf(
+  principal: Principal,
+  request: FastifyRequest,
+  params: WorkerParams,
+  needsJob: boolean,
+) {
+  const call = resolveWorkerCall(
     {
       url: request.url,
       params,
@@ -27,6 +33,8 @@ function callOf(request: FastifyRequest, params: WorkerParams, needsJob: boolean
     },
     needsJob,
   );
+  assertOwnWorker(principal, call);
+  return call;
 }
 
 /**
@@ -105,7 +113,7 @@ export class WorkerController {
     @Req() request: FastifyRequest,
     @Body() body: unknown,
   ) {
-    return this.workers.done(principal, endpointId, callOf(request, params, true), body);
+    return this.workers.done(principal, endpointId, callOf(principal, request, params, true), body);
   }
 
   @Post(['job-stream/:workerId/:jobId', 'job-stream/:workerId'])
@@ -127,7 +135,12 @@ export class WorkerController {
     @Req() request: FastifyRequest,
     @Body() body: unknown,
   ) {
-    return this.workers.stream(principal, endpointId, callOf(request, params, true), body);
+    return this.workers.stream(
+      principal,
+      endpointId,
+      callOf(principal, request, params, true),
+      body,
+    );
   }
 
   @Get('ping/:workerId')
@@ -156,7 +169,7 @@ export class WorkerController {
     @Param() params: WorkerParams,
     @Req() request: FastifyRequest,
   ) {
-    return this.workers.ping(principal, endpointId, callOf(request, params, false));
+    return this.workers.ping(principal, endpointId, callOf(principal, request, params, false));
   }
 
   @Get('job-stop/:workerId')
@@ -176,7 +189,7 @@ export class WorkerController {
     const jobsToStop = await this.workers.stop(
       principal,
       endpointId,
-      callOf(request, params, false),
+      callOf(principal, request, params, false),
       reply.raw,
     );
     if (!jobsToStop.length) reply.status(204).send();
@@ -192,7 +205,7 @@ export class WorkerController {
     reply: FastifyReply,
     batch: boolean,
   ) {
-    const call = callOf(request, params, false);
+    const call = callOf(principal, request, params, false);
     const size = batch ? queryInt(call.query.batch_size, 1, 1, 100) : 1;
     const { jobs, giveBack } = await this.workers.take(
       principal,

@@ -5,7 +5,7 @@ import {
   type OnModuleDestroy,
 } from '@nestjs/common';
 import { Bus } from '@runplane/bus';
-import { PodRpc, RunplaneError, VaultRpc } from '@runplane/contracts';
+import { PodRpc, RunplaneError } from '@runplane/contracts';
 import { LOGGER, type Logger } from '@runplane/platform';
 import { EndpointsRepository, type EndpointRow } from '../endpoints/endpoints.repository.js';
 import { JobsRepository } from '../jobs/jobs.repository.js';
@@ -14,6 +14,7 @@ import { shortId } from '../shared/ids.js';
 import { ANY_JOB, JobChanges } from '../shared/job-changes.js';
 import { leaseTtl } from '../timers/sweeper.service.js';
 import { Leadership } from '../timers/leadership.js';
+import { WorkerKeys } from '../workers/worker-keys.js';
 import { startBackoffMs } from '../workers/worker-liveness.service.js';
 import { WorkersRepository, type WorkerRow } from '../workers/workers.repository.js';
 import { PublicUrl } from './public-url.js';
@@ -61,6 +62,7 @@ export class Autoscaler implements OnApplicationBootstrap, OnModuleDestroy {
     private readonly publicUrl: PublicUrl,
     private readonly settings: SchedulerSettings,
     private readonly bus: Bus,
+    private readonly keys: WorkerKeys,
     @Inject(LOGGER) private readonly logger: Logger,
   ) {}
 
@@ -225,11 +227,11 @@ export class Autoscaler implements OnApplicationBootstrap, OnModuleDestroy {
     );
     let stage = 'mint a worker key (secrets-vault)';
     try {
-      const { key } = await this.bus.request(
-        VaultRpc.mintWorkerKey,
-        { userId: endpoint.ownerId, endpointId: endpoint.id },
-        { timeoutMs: 10_000 },
-      );
+      const key = await this.keys.mint({
+        ownerId: endpoint.ownerId,
+        endpointId: endpoint.id,
+        workerId,
+      });
       stage = 'start the worker (pod-rest)';
       const { podId } = await this.bus.request(
         PodRpc.startWorker,
@@ -264,6 +266,7 @@ export class Autoscaler implements OnApplicationBootstrap, OnModuleDestroy {
       return true;
     } catch (err) {
       await this.workers.delete(endpoint.id, workerId);
+      await this.keys.retire([workerId]);
       const status = err instanceof RunplaneError ? err.status : 500;
       if (status === 504) {
         // It may have started after all: make sure it does not run unmanaged.
@@ -335,10 +338,11 @@ export class Autoscaler implements OnApplicationBootstrap, OnModuleDestroy {
     // A managed worker's process may still poll while it shuts down (runpod-python finishes its open
     // job-take first): its row stays as a tombstone so those calls get no job and do not bring it
     // back as an external worker. External workers may legitimately return under the same id.
-    if (w.managed) await this.workers.markStopped(w.endpointId, w.id, reason === 'unhealthy');
-    else await this.workers.delete(w.endpointId, w.id);
-    if (w.managed)
+    if (w.managed) {
+      await this.workers.markStopped(w.endpointId, w.id, reason === 'unhealthy');
+      await this.keys.retire([w.id]);
       this.logger.info({ endpointId: w.endpointId, workerId: w.id, reason }, 'worker stopped');
+    } else await this.workers.delete(w.endpointId, w.id);
   }
 
   private warn(endpointId: string, fields: Record<string, unknown>, message: string): void {

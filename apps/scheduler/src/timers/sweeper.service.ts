@@ -9,6 +9,7 @@ import { EndpointsRepository } from '../endpoints/endpoints.repository.js';
 import { JobsRepository, type ChangedJob } from '../jobs/jobs.repository.js';
 import { SchedulerSettings } from '../settings.js';
 import { JobChanges } from '../shared/job-changes.js';
+import { WorkerKeys } from '../workers/worker-keys.js';
 import { WorkerLiveness } from '../workers/worker-liveness.service.js';
 import { WorkersRepository } from '../workers/workers.repository.js';
 import { Leadership } from './leadership.js';
@@ -37,6 +38,7 @@ export class Sweeper implements OnApplicationBootstrap, OnModuleDestroy {
     private readonly workers: WorkersRepository,
     private readonly endpoints: EndpointsRepository,
     private readonly liveness: WorkerLiveness,
+    private readonly keys: WorkerKeys,
     private readonly leadership: Leadership,
     private readonly changes: JobChanges,
     private readonly settings: SchedulerSettings,
@@ -89,6 +91,7 @@ export class Sweeper implements OnApplicationBootstrap, OnModuleDestroy {
         await this.workers.forgetStaleExternal(now, FORGET_EXTERNAL_AFTER_MS);
         await this.workers.forgetStopped(now, FORGET_STOPPED_AFTER_MS);
         await this.endpoints.forgetProcessedEvents(new Date(now.getTime() - 86_400_000));
+        await this.keys.reconcile(now);
       }
     } catch (err) {
       if (!this.stopped)

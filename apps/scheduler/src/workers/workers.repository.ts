@@ -193,6 +193,15 @@ export class WorkersRepository {
     });
   }
 
+  /** Ids of managed workers that have not ended (their keys must keep working). */
+  async liveManagedIds(): Promise<string[]> {
+    const rows = await this.db.worker.findMany({
+      where: { managed: true, state: { notIn: TOMBSTONES } },
+      select: { id: true },
+    });
+    return rows.map((r) => r.id);
+  }
+
   async delete(endpointId: string, id: string): Promise<void> {
     await this.db.worker.deleteMany({ where: { endpointId, id } });
   }

@@ -1,7 +1,13 @@
 import { Controller } from '@nestjs/common';
 import { Payload } from '@nestjs/microservices';
 import { OnRpc } from '@runplane/bus';
-import { MintWorkerKeyRequest, VaultRpc, VerifyApiKeyRequest } from '@runplane/contracts';
+import {
+  KeepWorkerKeysRequest,
+  MintWorkerKeyRequest,
+  RetireWorkerKeysRequest,
+  VaultRpc,
+  VerifyApiKeyRequest,
+} from '@runplane/contracts';
 import { ApiKeysService } from './apikeys.service.js';
 
 @Controller()
@@ -18,5 +24,17 @@ export class ApiKeysBusController {
   @OnRpc(VaultRpc.mintWorkerKey)
   mintWorkerKey(@Payload() request: MintWorkerKeyRequest) {
     return this.keys.mintWorkerKey(request);
+  }
+
+  /** The scheduler retires the key of each managed worker that ended. */
+  @OnRpc(VaultRpc.retireWorkerKeys)
+  retireWorkerKeys(@Payload() request: RetireWorkerKeysRequest) {
+    return this.keys.retireWorkerKeys(request.workerIds);
+  }
+
+  /** The scheduler's reconciliation: every managed worker's key whose worker is gone is retired. */
+  @OnRpc(VaultRpc.keepWorkerKeys)
+  keepWorkerKeys(@Payload() request: KeepWorkerKeysRequest) {
+    return this.keys.keepWorkerKeys(request.liveWorkerIds, new Date(request.mintedBefore));
   }
 }

@@ -1,9 +1,12 @@
 import { Inject, Injectable, type OnApplicationBootstrap } from '@nestjs/common';
 import { generateApiKey, hashApiKey } from '@runplane/auth';
+import { Bus } from '@runplane/bus';
 import {
   RunplaneError,
+  VaultSignals,
   type MintWorkerKeyRequest,
   type MintWorkerKeyResponse,
+  type RetiredWorkerKeys,
   type VerifyApiKeyResponse,
 } from '@runplane/contracts';
 import { LOGGER, RunplaneConfig, type Logger } from '@runplane/platform';
@@ -14,6 +17,7 @@ import { ApiKeysRepository } from './apikeys.repository.js';
 export class ApiKeysService implements OnApplicationBootstrap {
   constructor(
     private readonly keys: ApiKeysRepository,
+    private readonly bus: Bus,
     private readonly config: RunplaneConfig,
     @Inject(LOGGER) private readonly logger: Logger,
   ) {}
@@ -30,6 +34,7 @@ export class ApiKeysService implements OnApplicationBootstrap {
   async mintWorkerKey({
     userId,
     endpointId,
+    workerId,
   }: MintWorkerKeyRequest): Promise<MintWorkerKeyResponse> {
     const unknownUser = () => RunplaneError.notFound(`user ${userId} not found`, 'USER_NOT_FOUND');
     if (!(await this.keys.userExists(userId))) throw unknownUser();
@@ -40,11 +45,27 @@ export class ApiKeysService implements OnApplicationBootstrap {
         id: keyId,
         userId,
         endpointId,
+        workerId,
         keyHash: hashApiKey(key),
       }))
     )
       throw unknownUser();
     return { keyId, key };
+  }
+
+  /** The keys of workers that ended: deleted, and dropped from every instance's key cache. */
+  async retireWorkerKeys(workerIds: string[]): Promise<RetiredWorkerKeys> {
+    return this.retired(workerIds.length ? await this.keys.retireWorkerKeys(workerIds) : []);
+  }
+
+  /** The scheduler's periodic reconciliation: keys of workers it no longer knows are retired. */
+  async keepWorkerKeys(liveWorkerIds: string[], mintedBefore: Date): Promise<RetiredWorkerKeys> {
+    return this.retired(await this.keys.retireWorkerKeysExcept(liveWorkerIds, mintedBefore));
+  }
+
+  private async retired(hashes: string[]): Promise<RetiredWorkerKeys> {
+    for (const keyHash of hashes) await this.bus.signal(VaultSignals.apiKeyRevoked, { keyHash });
+    return { retired: hashes.length };
   }
 
   /**

@@ -9,4 +9,6 @@ export interface Principal {
   scope: ApiKeyScope;
   /** Set for `worker` keys: the only endpoint whose worker routes the key may use. */
   endpointId?: string | null;
+  /** Set for the key of a managed worker: the only worker id it may act as (it dies with it). */
+  workerId?: string | null;
 }

@@ -1,5 +1,5 @@
 import { Type } from 'class-transformer';
-import { IsNotEmpty, IsObject, IsString, Matches, ValidateNested } from 'class-validator';
+import { IsArray, IsNotEmpty, IsObject, IsString, Matches, ValidateNested } from 'class-validator';
 import type { Principal } from '../auth/principal.js';
 import {
   ContainerRegistryAuthCreateDto,
@@ -20,10 +20,32 @@ export interface VerifyApiKeyResponse {
   principal: Principal | null;
 }
 
-/** A key for one endpoint's worker routes (RUNPOD_AI_API_KEY of a managed worker). */
+/**
+ * A key for one managed worker (its RUNPOD_AI_API_KEY): it may use only `endpointId`'s worker
+ * routes, only as `workerId`, and dies with the worker (`retireWorkerKeys`).
+ */
 export class MintWorkerKeyRequest {
   @IsString() @IsNotEmpty() userId!: string;
   @IsString() @IsNotEmpty() endpointId!: string;
+  @IsString() @IsNotEmpty() workerId!: string;
+}
+
+/** Workers that ended: their keys are deleted and dropped from every instance's cache. */
+export class RetireWorkerKeysRequest {
+  @IsArray() @IsString({ each: true }) workerIds!: string[];
+}
+
+/**
+ * Reconciliation: every managed worker's key minted before `mintedBefore` whose worker is not in
+ * `liveWorkerIds` is retired (catches a retirement that was lost while the vault was down).
+ */
+export class KeepWorkerKeysRequest {
+  @IsArray() @IsString({ each: true }) liveWorkerIds!: string[];
+  @IsString() @IsNotEmpty() mintedBefore!: string;
+}
+
+export interface RetiredWorkerKeys {
+  retired: number;
 }
 
 export interface MintWorkerKeyResponse {
@@ -83,6 +105,16 @@ export const VaultRpc = {
     'secrets-vault',
     'apikeys.mint-worker',
     MintWorkerKeyRequest,
+  ),
+  retireWorkerKeys: defineRpc<RetireWorkerKeysRequest, RetiredWorkerKeys>(
+    'secrets-vault',
+    'apikeys.retire-worker-keys',
+    RetireWorkerKeysRequest,
+  ),
+  keepWorkerKeys: defineRpc<KeepWorkerKeysRequest, RetiredWorkerKeys>(
+    'secrets-vault',
+    'apikeys.keep-worker-keys',
+    KeepWorkerKeysRequest,
   ),
   /** Name taken by the owner: 409. The value is stored encrypted and never returned. */
   createSecret: defineRpc<CreateSecretRequest, Secret>(
