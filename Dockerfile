@@ -48,7 +48,9 @@ WORKDIR /app
 COPY --from=build /out /app
 # NODE_ENV is left to the deployment (the Kubernetes ConfigMap sets production): with it, the vault
 # requires a master key, while a standalone container keeps its generated key in /data.
-ENV RUNPLANE_DATA_DIR=/data PORT=8080
+# A container is reached through its network interface: listen on all of them (outside a
+# container the default is loopback only).
+ENV RUNPLANE_DATA_DIR=/data PORT=8080 HOST=0.0.0.0
 USER 10001:10001
 EXPOSE 8080
 VOLUME ["/data"]

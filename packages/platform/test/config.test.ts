@@ -12,7 +12,7 @@ describe('loadConfig', () => {
       c.RUNPLANE_MIGRATE_ON_START,
       c.LOG_LEVEL,
       c.RUNPLANE_BUS_NAMESPACE,
-    ]).toEqual([undefined, '0.0.0.0', './.runplane', true, 'info', 'runplane']);
+    ]).toEqual([undefined, '127.0.0.1', './.runplane', true, 'info', 'runplane']);
   });
 
   it('converts numbers and booleans from strings', () => {

@@ -1,6 +1,6 @@
 import { ApolloDriver, type ApolloDriverConfig } from '@nestjs/apollo';
 import { GraphQLModule } from '@nestjs/graphql';
-import { ApiKeyVerifier } from '@runplane/auth';
+import { ApiKeyVerifier, AuthThrottle } from '@runplane/auth';
 import { LOGGER, type Logger } from '@runplane/platform';
 import { authenticate, writeAccessPlugin } from './graphql-auth.js';
 import { formatGraphqlError } from './graphql-errors.js';
@@ -11,8 +11,12 @@ import { formatGraphqlError } from './graphql-errors.js';
  */
 export const GraphqlApiModule = GraphQLModule.forRootAsync<ApolloDriverConfig>({
   driver: ApolloDriver,
-  inject: [ApiKeyVerifier, LOGGER],
-  useFactory: (verifier: ApiKeyVerifier, logger: Logger): ApolloDriverConfig => ({
+  inject: [ApiKeyVerifier, AuthThrottle, LOGGER],
+  useFactory: (
+    verifier: ApiKeyVerifier,
+    throttle: AuthThrottle,
+    logger: Logger,
+  ): ApolloDriverConfig => ({
     path: '/graphql',
     autoSchemaFile: true,
     sortSchema: true,
@@ -20,7 +24,8 @@ export const GraphqlApiModule = GraphQLModule.forRootAsync<ApolloDriverConfig>({
     graphiql: false,
     introspection: true,
     includeStacktraceInErrorResponses: false,
-    context: (request: Parameters<typeof authenticate>[1]) => authenticate(verifier, request),
+    context: (request: Parameters<typeof authenticate>[2]) =>
+      authenticate(verifier, throttle, request),
     formatError: formatGraphqlError(logger),
     plugins: [writeAccessPlugin],
   }),

@@ -1,5 +1,11 @@
-import type { ApolloServerPlugin } from '@apollo/server';
-import { ApiKeyVerifier, extractApiKey, isAllowed } from '@runplane/auth';
+import { HeaderMap, type ApolloServerPlugin } from '@apollo/server';
+import {
+  ApiKeyVerifier,
+  AuthThrottle,
+  extractApiKey,
+  isAllowed,
+  type Refusal,
+} from '@runplane/auth';
 import type { Principal } from '@runplane/contracts';
 import { GraphQLError } from 'graphql';
 
@@ -11,6 +17,8 @@ export interface GraphqlContext {
 interface RequestLike {
   headers: Record<string, string | string[] | undefined>;
   query?: unknown;
+  url: string;
+  ip: string;
 }
 
 /**
@@ -21,12 +29,23 @@ function unauthorized(message: string, code: 'UNAUTHENTICATED' | 'FORBIDDEN'): G
   return new GraphQLError(message, { extensions: { code, http: { status: 401 } } });
 }
 
+/** A 429 of the authentication limits (AuthThrottle), with its Retry-After. */
+function rateLimited({ message, retryAfter }: Refusal): GraphQLError {
+  return new GraphQLError(message, {
+    extensions: {
+      code: 'RATE_LIMITED',
+      http: { status: 429, headers: new HeaderMap([['retry-after', String(retryAfter)]]) },
+    },
+  });
+}
+
 /**
  * Apollo's context function: `Authorization: Bearer <key>` (or the bare key) or `?api_key=<key>`
  * (reference §5.1). Failing here answers before anything is parsed or run.
  */
 export async function authenticate(
   verifier: ApiKeyVerifier,
+  throttle: AuthThrottle,
   request: RequestLike,
 ): Promise<GraphqlContext> {
   const header = request.headers.authorization;
@@ -41,6 +60,8 @@ export async function authenticate(
       'missing API key: add ?api_key=<key> to the URL or send "Authorization: Bearer <key>"',
       'UNAUTHENTICATED',
     );
+  const blocked = await throttle.checkAddress(request.ip);
+  if (blocked) throw rateLimited(blocked);
   let principal: Principal | null;
   try {
     principal = await verifier.verify(key);
@@ -49,12 +70,17 @@ export async function authenticate(
       extensions: { code: 'SERVICE_UNAVAILABLE', http: { status: 503 } },
     });
   }
-  if (!principal) throw unauthorized('invalid API key', 'UNAUTHENTICATED');
+  if (!principal) {
+    await throttle.recordFailure(request.ip);
+    throw unauthorized('invalid API key', 'UNAUTHENTICATED');
+  }
   if (!isAllowed(principal, 'read'))
     throw unauthorized(
       `this API key (scope ${principal.scope}) may not use the GraphQL API`,
       'FORBIDDEN',
     );
+  const overLimit = await throttle.checkManagement(principal, request.url);
+  if (overLimit) throw rateLimited(overLimit);
   return { principal };
 }
 

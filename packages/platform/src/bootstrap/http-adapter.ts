@@ -4,13 +4,39 @@ import { JOB_LIMITS, RunplaneError } from '@runplane/contracts';
 import type { FastifyInstance } from 'fastify';
 import type { Logger } from 'pino';
 import { parseJsonBody } from '../http/json-body.js';
-import { installManagementRateLimit } from '../http/management-rate-limit.js';
+import { installBodyBudget } from '../http/body-budget.js';
 
 /** The biggest body any route takes (runsync's 20 MB plus headroom); routes enforce their own. */
 export const MAX_BODY_BYTES = JOB_LIMITS.payloadBytes.runsync + 1024 * 1024;
 
-export function createHttpAdapter(): FastifyAdapter {
+/** How a connection's time is bounded while a request is being received (docs/configuration.md). */
+export interface HttpTimeouts {
+  headersMs: number;
+  /** Headers and body; the answer is not bounded (long polls take minutes). */
+  requestMs: number;
+  keepAliveMs: number;
+}
+
+export interface HttpAdapterOptions {
+  timeouts?: HttpTimeouts;
+  /** Proxies whose X-Forwarded-For names the client (request.ip). */
+  trustProxy?: string;
+}
+
+export function createHttpAdapter(options: HttpAdapterOptions = {}): FastifyAdapter {
+  const t = options.timeouts;
+  // Node needs headersTimeout <= requestTimeout, and checks both only every
+  // connectionsCheckingInterval (30 s by default): check a few times per timeout instead.
+  const headersMs = t && Math.min(t.headersMs, t.requestMs);
+  const http = t && {
+    headersTimeout: headersMs,
+    requestTimeout: t.requestMs,
+    connectionsCheckingInterval: Math.max(50, Math.min(30_000, Math.floor(headersMs! / 4))),
+  };
   return new FastifyAdapter({
+    ...(t && { requestTimeout: t.requestMs, keepAliveTimeout: t.keepAliveMs, http }),
+    // No connectionTimeout (socket inactivity): a long poll is legitimately silent for minutes.
+    trustProxy: options.trustProxy || false,
     bodyLimit: MAX_BODY_BYTES,
     logger: false,
     genReqId: (req: { headers: Record<string, string | string[] | undefined> }) => {
@@ -27,7 +53,7 @@ export function configureFastify(
   fastify: FastifyInstance,
   logger: Logger,
   logRequests: boolean,
-  managementRatePerWindow = 0,
+  maxInFlightBodyBytes = 0,
 ): void {
   // RunPod's worker SDK posts raw JSON as x-www-form-urlencoded and some clients send no
   // content-type at all: every body is parsed as JSON when it is JSON. An empty body is "no body".
@@ -45,7 +71,7 @@ export function configureFastify(
   fastify.removeAllContentTypeParsers();
   fastify.addContentTypeParser('*', { parseAs: 'string' }, parseJson);
 
-  installManagementRateLimit(fastify, managementRatePerWindow);
+  installBodyBudget(fastify, maxInFlightBodyBytes);
 
   // A NUL character can be neither an id nor a stored value (PostgreSQL text refuses it).
   fastify.addHook('onRequest', async (request) => {

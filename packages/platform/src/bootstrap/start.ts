@@ -1,7 +1,7 @@
 import { Global, Module, type DynamicModule } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import type { NestFastifyApplication } from '@nestjs/platform-fastify';
-import { AuthModule } from '@runplane/auth';
+import { AuthModule, AuthThrottle } from '@runplane/auth';
 import { Bus, BusErrorPassthroughFilter, BusTransport } from '@runplane/bus';
 import { DatabaseTargets } from '@runplane/database';
 import type { FastifyInstance } from 'fastify';
@@ -77,9 +77,25 @@ class RunplaneRootModule {
         { provide: DatabaseTargets, useValue: databases },
         { provide: RunplaneConfig, useValue: config },
         { provide: LOGGER, useValue: logger },
+        {
+          provide: AuthThrottle,
+          useValue: new AuthThrottle({
+            failuresPerWindow: config.RUNPLANE_AUTH_FAILURE_LIMIT,
+            failureWindowSeconds: config.RUNPLANE_AUTH_FAILURE_WINDOW_S,
+            managementPerWindow: config.RUNPLANE_MANAGEMENT_RATE_LIMIT,
+          }),
+        },
         ReadinessService,
       ],
-      exports: [Bus, DatabaseTargets, RunplaneConfig, LOGGER, ReadinessService, RunplaneMetrics],
+      exports: [
+        Bus,
+        DatabaseTargets,
+        RunplaneConfig,
+        LOGGER,
+        ReadinessService,
+        RunplaneMetrics,
+        AuthThrottle,
+      ],
     };
   }
 }
@@ -104,7 +120,14 @@ export async function startRunplane(options: StartOptions): Promise<RunningServe
         config,
         logger,
       }),
-      createHttpAdapter(),
+      createHttpAdapter({
+        timeouts: {
+          headersMs: config.RUNPLANE_HEADERS_TIMEOUT_MS,
+          requestMs: config.RUNPLANE_REQUEST_TIMEOUT_MS,
+          keepAliveMs: config.RUNPLANE_KEEP_ALIVE_TIMEOUT_MS,
+        },
+        trustProxy: config.RUNPLANE_TRUST_PROXY,
+      }),
       {
         logger: new PinoNestLogger(logger.child({ component: 'nest' })),
         abortOnError: false,
@@ -120,7 +143,7 @@ export async function startRunplane(options: StartOptions): Promise<RunningServe
       fastify,
       logger,
       config.RUNPLANE_LOG_REQUESTS,
-      config.RUNPLANE_MANAGEMENT_RATE_LIMIT,
+      config.RUNPLANE_MAX_INFLIGHT_BODY_BYTES,
     );
     installHttpMetrics(fastify, metrics);
     installApiDocs(app, options.services);
@@ -145,10 +168,20 @@ export async function startRunplane(options: StartOptions): Promise<RunningServe
     await app.listen(port, config.HOST);
     const address = app.getHttpServer().address();
     const actualPort = typeof address === 'object' && address ? address.port : port;
-    const url = `http://${config.HOST === '0.0.0.0' ? '127.0.0.1' : config.HOST}:${actualPort}`;
+    const boundHost = typeof address === 'object' && address ? address.address : config.HOST;
+    // `url` is where this process reaches itself; the log line names the address really bound.
+    const url = `http://${hostForUrl(wildcard(boundHost) ? '127.0.0.1' : boundHost)}:${actualPort}`;
     logger.info(
-      { services: names, port: actualPort, ms: Date.now() - started, runtime: runtime.describe },
-      `runplane ready at ${url}`,
+      {
+        services: names,
+        host: boundHost,
+        port: actualPort,
+        ms: Date.now() - started,
+        runtime: runtime.describe,
+      },
+      wildcard(boundHost)
+        ? `runplane ready at ${url} (listening on all interfaces, ${hostForUrl(boundHost)}:${actualPort})`
+        : `runplane ready at ${url}`,
     );
 
     const readiness = app.get(ReadinessService);
@@ -180,6 +213,9 @@ export async function startRunplane(options: StartOptions): Promise<RunningServe
     throw err;
   }
 }
+
+const wildcard = (host: string) => host === '0.0.0.0' || host === '::';
+const hostForUrl = (host: string) => (host.includes(':') ? `[${host}]` : host);
 
 /**
  * The application of `services` without running anything: Nest's preview mode resolves the module

@@ -34,7 +34,45 @@ export class RunplaneConfig {
   @Max(65535)
   PORT?: number;
 
-  @IsString() HOST = '0.0.0.0';
+  /** Loopback by default: exposing a server is a decision (HOST=0.0.0.0 behind TLS, README). */
+  @IsString() HOST = '127.0.0.1';
+
+  /**
+   * Proxies (comma-separated addresses / CIDR ranges) whose X-Forwarded-For is believed when
+   * deciding the client address that authentication failures are counted against. Unset: the
+   * socket's peer address.
+   */
+  @IsOptional()
+  @IsString()
+  @Matches(/^[0-9A-Fa-f:.,/\s]*$/, {
+    message: 'RUNPLANE_TRUST_PROXY must be comma-separated addresses or CIDR ranges',
+  })
+  RUNPLANE_TRUST_PROXY?: string;
+
+  /**
+   * Unknown API keys one client address may present per RUNPLANE_AUTH_FAILURE_WINDOW_S on one
+   * instance before every key it presents gets 429 for the rest of the window; 0 turns it off.
+   */
+  @Transform(toInt) @IsInt() @Min(0) RUNPLANE_AUTH_FAILURE_LIMIT = 20;
+  @Transform(toInt) @IsInt() @Min(1) RUNPLANE_AUTH_FAILURE_WINDOW_S = 60;
+
+  /** Time a client has to send a request's headers. */
+  @Transform(toInt) @IsInt() @Min(100) RUNPLANE_HEADERS_TIMEOUT_MS = 30_000;
+
+  /**
+   * Time a client has to send a whole request, headers and body (not the answer: long polls may
+   * take minutes to be answered). Slow or stalled uploads are cut off with 408.
+   */
+  @Transform(toInt) @IsInt() @Min(100) RUNPLANE_REQUEST_TIMEOUT_MS = 120_000;
+
+  /** How long an idle keep-alive connection stays open between requests. */
+  @Transform(toInt) @IsInt() @Min(100) RUNPLANE_KEEP_ALIVE_TIMEOUT_MS = 72_000;
+
+  /**
+   * Bytes of request bodies being received at once, across all requests of the process; a body
+   * that would go over it gets 503 with Retry-After instead of being buffered; 0 turns it off.
+   */
+  @Transform(toInt) @IsInt() @Min(0) RUNPLANE_MAX_INFLIGHT_BODY_BYTES = 128 * 1024 * 1024;
 
   /** Embedded database and other local state of the standalone server. */
   @IsString() @MinLength(1) RUNPLANE_DATA_DIR = './.runplane';
@@ -63,8 +101,8 @@ export class RunplaneConfig {
   @Transform(toBool) @IsBoolean() RUNPLANE_LOG_REQUESTS = false;
 
   /**
-   * Requests per 10 s each API key may make to the management APIs (`/v1/...`, `/graphql`) on one
-   * instance; 0 turns the limit off (docs/limits.md).
+   * Requests per 10 s each API key (counted by key id, once verified) may make to the management
+   * APIs (`/v1/...`, `/graphql`) on one instance; 0 turns the limit off (docs/limits.md).
    */
   @Transform(toInt) @IsInt() @Min(0) RUNPLANE_MANAGEMENT_RATE_LIMIT = 1000;
 
@@ -122,6 +160,7 @@ export function loadConfig(
         'DATABASE_URL',
         'OTEL_EXPORTER_OTLP_ENDPOINT',
         'RUNPLANE_PUBLIC_URL',
+        'RUNPLANE_TRUST_PROXY',
       ])
       .filter((k) => env[k] !== undefined && env[k] !== '')
       .map((k) => [k, env[k]]),

@@ -3,11 +3,10 @@ import { ROUTE_ARGS_METADATA } from '@nestjs/common/constants.js';
 import { RouteParamtypes } from '@nestjs/common/enums/route-paramtypes.enum.js';
 import { ModulesContainer } from '@nestjs/core';
 import { DocumentBuilder, SwaggerModule, type OpenAPIObject } from '@nestjs/swagger';
-import { ACCESS_KEY, QUERY_KEY_ALLOWED, type Access } from '@runplane/auth';
+import { ACCESS_KEY, MANAGEMENT_PATHS, QUERY_KEY_ALLOWED, type Access } from '@runplane/auth';
 import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import type { ServiceDescriptor } from '../bootstrap/service-descriptor.js';
-import { MANAGEMENT_PATHS } from '../http/management-rate-limit.js';
 import { ERROR_MEANINGS, schemaRef, WILDCARD_EXTENSION } from './decorators.js';
 import { dtoSchemas, type JsonSchema } from './request-schemas.js';
 
