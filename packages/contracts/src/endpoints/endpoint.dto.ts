@@ -10,6 +10,7 @@ import {
   MinLength,
   ValidateIf,
 } from 'class-validator';
+import { HasNoNul } from '../validation/no-nul.js';
 import { JOB_LIMITS } from '../jobs/limits.js';
 
 export const SCALER_TYPES = ['QUEUE_DELAY', 'REQUEST_COUNT'] as const;
@@ -29,7 +30,7 @@ export const ENDPOINT_DEFAULTS = {
 
 /** Fields an endpoint update may change (RunPod EndpointUpdateInput: all optional). */
 export class EndpointUpdateDto {
-  @IsOptional() @IsString() @MaxLength(191) name?: string;
+  @IsOptional() @IsString() @MaxLength(191) @HasNoNul() name?: string;
   @IsOptional() @IsString() @MinLength(1) templateId?: string;
   @IsOptional() @IsArray() @IsString({ each: true }) gpuTypeIds?: string[];
   @IsOptional() @IsInt() @Min(1) @Max(16) gpuCount?: number;

@@ -1,11 +1,12 @@
 import { IsInt, IsOptional, IsString, Max, MaxLength, Min, MinLength } from 'class-validator';
+import { HasNoNul } from '../validation/no-nul.js';
 
 /** Network volume sizes in GB (RunPod REST v1 NetworkVolumeCreateInput). */
 export const NETWORK_VOLUME_SIZE = { min: 1, max: 4000 } as const;
 
 /** Body of `PATCH /v1/networkvolumes/{id}` and `POST .../update`: a new name, a larger size. */
 export class NetworkVolumeUpdateDto {
-  @IsOptional() @IsString() @MinLength(1) @MaxLength(191) name?: string;
+  @IsOptional() @IsString() @MinLength(1) @MaxLength(191) @HasNoNul() name?: string;
   @IsOptional()
   @IsInt()
   @Min(NETWORK_VOLUME_SIZE.min)
@@ -15,7 +16,7 @@ export class NetworkVolumeUpdateDto {
 
 /** Body of `POST /v1/networkvolumes`: all three fields are required. */
 export class NetworkVolumeCreateDto {
-  @IsString() @MinLength(1) @MaxLength(191) name!: string;
+  @IsString() @MinLength(1) @MaxLength(191) @HasNoNul() name!: string;
   @IsInt() @Min(NETWORK_VOLUME_SIZE.min) @Max(NETWORK_VOLUME_SIZE.max) size!: number;
   @IsString() @MinLength(1) dataCenterId!: string;
 }

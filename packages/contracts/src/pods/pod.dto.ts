@@ -14,6 +14,7 @@ import {
   MinLength,
 } from 'class-validator';
 import { IsStringMap } from '../templates/template.dto.js';
+import { HasNoNul } from '../validation/no-nul.js';
 import type { Template } from '../templates/template.dto.js';
 
 /** Spec "Limits": Pod name length. */
@@ -34,12 +35,24 @@ const NAME_MESSAGE = `name must be at most ${MAX_POD_NAME} characters`;
  * A change to what runs (image, command, env, ports, disks) restarts a running Pod.
  */
 export class PodUpdateDto {
-  @IsOptional() @IsString() @MaxLength(MAX_POD_NAME, { message: NAME_MESSAGE }) name?: string;
-  @IsOptional() @IsString() @MinLength(1) imageName?: string;
+  @IsOptional()
+  @IsString()
+  @MaxLength(MAX_POD_NAME, { message: NAME_MESSAGE })
+  @HasNoNul()
+  name?: string;
+  @IsOptional() @IsString() @MinLength(1) @HasNoNul() imageName?: string;
   @IsOptional() @IsInt() @Min(0) @Max(10_000) containerDiskInGb?: number;
-  @IsOptional() @IsString() containerRegistryAuthId?: string;
-  @IsOptional() @IsArray() @IsString({ each: true }) dockerEntrypoint?: string[];
-  @IsOptional() @IsArray() @IsString({ each: true }) dockerStartCmd?: string[];
+  @IsOptional() @IsString() @HasNoNul() containerRegistryAuthId?: string;
+  @IsOptional()
+  @IsArray()
+  @IsString({ each: true })
+  @HasNoNul({ each: true })
+  dockerEntrypoint?: string[];
+  @IsOptional()
+  @IsArray()
+  @IsString({ each: true })
+  @HasNoNul({ each: true })
+  dockerStartCmd?: string[];
   @IsOptional() @IsObject() @IsStringMap() env?: Record<string, string>;
   @IsOptional() @IsBoolean() globalNetworking?: boolean;
   @IsOptional() @IsBoolean() locked?: boolean;
@@ -90,7 +103,7 @@ export class PodCreateDto extends PodUpdateDto {
    * The start command as one shell-quoted string (runpodctl sends it): `dockerStartCmd` split like
    * a shell would. "" means "not given" (the template's command, else the image's).
    */
-  @IsOptional() @IsString() dockerArgs?: string;
+  @IsOptional() @IsString() @HasNoNul() dockerArgs?: string;
 }
 
 /** Spec "GPU object". Prices are per GPU and hour. */

@@ -17,11 +17,15 @@ import {
   ValidateNested,
   type ValidationOptions,
 } from 'class-validator';
+import { HasNoNul } from '../validation/no-nul.js';
 
 export const TEMPLATE_CATEGORIES = ['NVIDIA', 'AMD', 'CPU'] as const;
 const PORT = /^\d{1,5}\/(http|tcp)$/;
 
-/** An environment map: an object whose keys are non-empty names without `=` and whose values are strings. */
+/**
+ * An environment map: an object whose keys are non-empty names without `=` and whose values are
+ * strings; neither holds a NUL (a process environment cannot carry one).
+ */
 export function IsStringMap(options?: ValidationOptions): PropertyDecorator {
   return ValidateBy(
     {
@@ -32,17 +36,27 @@ export function IsStringMap(options?: ValidationOptions): PropertyDecorator {
           value !== null &&
           !Array.isArray(value) &&
           Object.entries(value).every(
-            ([k, v]) => k.length > 0 && !k.includes('=') && typeof v === 'string',
+            ([k, v]) =>
+              k.length > 0 &&
+              !k.includes('=') &&
+              typeof v === 'string' &&
+              !`${k}${v}`.includes('\u0000'),
           ),
         defaultMessage: (args) => {
           const value = args?.value;
           if (typeof value !== 'object' || value === null || Array.isArray(value))
             return `${args?.property} must be an object mapping names to strings`;
           const bad = Object.entries(value).find(
-            ([k, v]) => k.length === 0 || k.includes('=') || typeof v !== 'string',
+            ([k, v]) =>
+              k.length === 0 ||
+              k.includes('=') ||
+              typeof v !== 'string' ||
+              `${k}${v}`.includes('\u0000'),
           );
-          return bad && typeof bad[1] !== 'string'
-            ? `${args?.property}.${bad[0]} must be a string`
+          if (bad && typeof bad[1] !== 'string')
+            return `${args?.property}.${bad[0]} must be a string`;
+          return bad && bad[0].length > 0 && !bad[0].includes('=')
+            ? `${args?.property} names and values must not contain a NUL character`
             : `${args?.property} names must be non-empty and must not contain "="`;
         },
       },
@@ -56,17 +70,25 @@ export class PortLabelDto {
   @IsString()
   @Matches(/^\d{1,5}$/, { message: 'port must be a port number like "8888"' })
   port!: string;
-  @IsString() @MinLength(1) @MaxLength(64) name!: string;
+  @IsString() @MinLength(1) @MaxLength(64) @HasNoNul() name!: string;
 }
 
 /** Body of `POST /v1/templates/{id}/update` and `PATCH` (spec "Template update body"). */
 export class TemplateUpdateDto {
-  @IsOptional() @IsString() @MinLength(1) @MaxLength(191) name?: string;
-  @IsOptional() @IsString() @MinLength(1) imageName?: string;
+  @IsOptional() @IsString() @MinLength(1) @MaxLength(191) @HasNoNul() name?: string;
+  @IsOptional() @IsString() @MinLength(1) @HasNoNul() imageName?: string;
   @IsOptional() @IsInt() @Min(0) @Max(10_000) containerDiskInGb?: number;
-  @IsOptional() @IsString() containerRegistryAuthId?: string;
-  @IsOptional() @IsArray() @IsString({ each: true }) dockerEntrypoint?: string[];
-  @IsOptional() @IsArray() @IsString({ each: true }) dockerStartCmd?: string[];
+  @IsOptional() @IsString() @HasNoNul() containerRegistryAuthId?: string;
+  @IsOptional()
+  @IsArray()
+  @IsString({ each: true })
+  @HasNoNul({ each: true })
+  dockerEntrypoint?: string[];
+  @IsOptional()
+  @IsArray()
+  @IsString({ each: true })
+  @HasNoNul({ each: true })
+  dockerStartCmd?: string[];
   @IsOptional() @IsObject() @IsStringMap() env?: Record<string, string>;
   @IsOptional() @IsBoolean() isPublic?: boolean;
   @IsOptional()
@@ -79,20 +101,27 @@ export class TemplateUpdateDto {
   @ValidateNested({ each: true })
   @Type(() => PortLabelDto)
   portsConfig?: PortLabelDto[];
-  @IsOptional() @IsString() readme?: string;
+  @IsOptional() @IsString() @HasNoNul() readme?: string;
   @IsOptional() @IsInt() @Min(0) @Max(10_000) volumeInGb?: number;
   @IsOptional()
   @IsString()
   @Matches(/^\//, { message: 'volumeMountPath must be an absolute path' })
+  @HasNoNul()
   volumeMountPath?: string;
 }
 
 /** Body of `POST /v1/templates` (reference §4.3 TemplateCreateInput: name and imageName required). */
 export class TemplateCreateDto extends TemplateUpdateDto {
   // class-validator keeps the parent's @IsOptional() unless the child declares its own conditional
-  // validation: `@ValidateIf(() => true)` replaces it, so these two are really required.
-  @ValidateIf(() => true) @IsString() @MinLength(1) @MaxLength(191) declare name: string;
-  @ValidateIf(() => true) @IsString() @MinLength(1) declare imageName: string;
+  // validation: `@ValidateIf(() => true)` replaces it, so these two are really required. The
+  // child's validators replace the parent's for the property too, hence HasNoNul again.
+  @ValidateIf(() => true)
+  @IsString()
+  @MinLength(1)
+  @MaxLength(191)
+  @HasNoNul()
+  declare name: string;
+  @ValidateIf(() => true) @IsString() @MinLength(1) @HasNoNul() declare imageName: string;
   @IsOptional() @IsIn(TEMPLATE_CATEGORIES) category?: (typeof TEMPLATE_CATEGORIES)[number];
   @IsOptional() @IsBoolean() isServerless?: boolean;
 }
