@@ -263,6 +263,55 @@ describe('REST v1 /v1/pods with the local compute provider', () => {
     );
   });
 
+  it('env names like constructor, toString, valueOf, hasOwnProperty are kept in templates and Pods and reach the process; __proto__ is a 400 naming it', async () => {
+    // Object literals with these names as own keys (JSON.stringify sends them all).
+    const odd = {
+      constructor: 'c',
+      toString: 't',
+      valueOf: 'v',
+      hasOwnProperty: 'h',
+      prototype: 'p',
+    };
+    const tpl = await call('POST', '/v1/templates', {
+      name: `odd-env-${Date.now().toString(36)}`,
+      imageName: 'acme/app:1',
+      env: { ...odd, FROM_TEMPLATE: '1' },
+    });
+    expect(tpl.status).toBe(200);
+    expect(tpl.body.env).toEqual({ ...odd, FROM_TEMPLATE: '1' });
+    expect((await call('GET', `/v1/templates/${tpl.body.id}`)).body.env).toEqual({
+      ...odd,
+      FROM_TEMPLATE: '1',
+    });
+
+    // A secret reference sends the whole map through the vault on its way to the process.
+    const secret = 'Bearer {{ RUNPOD_SECRET_api_token }}';
+    const pod = await create({ templateId: tpl.body.id, env: { valueOf: secret, POD_ONLY: '1' } });
+    const expected = { ...odd, valueOf: secret, FROM_TEMPLATE: '1', POD_ONLY: '1' };
+    expect(pod.env).toEqual(expected);
+    expect((await call('GET', `/v1/pods/${pod.id}`)).body.env).toEqual(expected);
+    expect(await envOf(pod)).toMatchObject({ ...expected, valueOf: `Bearer ${SECRET_VALUE}` });
+    await call('DELETE', `/v1/pods/${pod.id}`);
+
+    const changed = await call('PATCH', `/v1/templates/${tpl.body.id}`, {
+      env: { toString: 't2' },
+    });
+    expect(changed.body.env).toEqual({ toString: 't2' });
+
+    for (const route of ['/v1/templates', '/v1/pods']) {
+      const body = `{"name":"proto-env","imageName":"acme/app:1","env":{"__proto__":"x"}}`;
+      const res = await call('POST', route, JSON.parse(body));
+      expectError(res, 400);
+      expect(res.body.error).toMatch(/__proto__/);
+    }
+    expect(
+      (await call('GET', '/v1/templates')).body.some((t: Template) => t.name === 'proto-env'),
+    ).toBe(false);
+    expect((await call('GET', '/v1/pods')).body.some((p: Pod) => p.name === 'proto-env')).toBe(
+      false,
+    );
+  });
+
   it('validates bodies with clear 400s; nothing is created', async () => {
     const before = (await call('GET', '/v1/pods')).body.length;
     expectError(

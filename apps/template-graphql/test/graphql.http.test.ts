@@ -178,6 +178,56 @@ describe('template-graphql: POST /graphql', () => {
       ).rejects.toThrow();
     });
 
+    it('env names like constructor, toString, valueOf, hasOwnProperty are kept; __proto__ is BAD_USER_INPUT naming it, nothing created', async () => {
+      const names = ['constructor', 'toString', 'valueOf', 'hasOwnProperty', 'prototype', 'A'];
+      const env = names.map((key) => ({ key, value: `v-${key}` }));
+      // The order of the stored map is the database's: compare sorted by name.
+      const sorted = (list: Array<{ key: string; value: string }>) =>
+        [...list].sort((a, b) => a.key.localeCompare(b.key));
+      const t = data(
+        await gql(
+          `mutation Save($input: SaveTemplateInput) { saveTemplate(input: $input) { id env { key value } } }`,
+          {
+            variables: {
+              input: {
+                name: uniq('odd-env'),
+                imageName: 'img:1',
+                containerDiskInGb: 1,
+                volumeInGb: 0,
+                env,
+              },
+            },
+          },
+        ),
+        'saveTemplate',
+      );
+      expect(sorted(t.env)).toEqual(sorted(env));
+      const read = data(
+        await gql(`{ podTemplate(id: "${t.id}") { env { key value } } }`),
+        'podTemplate',
+      );
+      expect(sorted(read.env)).toEqual(sorted(env));
+      const rest = await server.bus.request(TemplateRpc.get, {
+        ownerId: 'usr_admin',
+        templateId: t.id,
+      });
+      expect(sorted(Object.entries(rest.env).map(([key, value]) => ({ key, value })))).toEqual(
+        sorted(env),
+      );
+
+      const name = uniq('proto-env');
+      const refused = gqlError(
+        await gql(
+          `mutation { saveTemplate(input: {name: "${name}", imageName: "img:1", containerDiskInGb: 1, volumeInGb: 0, env: [{key: "__proto__", value: "x"}]}) { id } }`,
+        ),
+        'saveTemplate',
+        'BAD_USER_INPUT',
+      );
+      expect(refused.message).toMatch(/__proto__/);
+      const listed = data(await gql('{ podTemplates { name } }'), 'podTemplates');
+      expect(listed.map((x: { name: string }) => x.name)).not.toContain(name);
+    });
+
     it('a duplicate name is CONFLICT naming the template, with data.saveTemplate null and nothing created', async () => {
       const name = uniq('dup');
       await save(`{name: "${name}", imageName: "img:1", containerDiskInGb: 5, volumeInGb: 0}`);

@@ -147,6 +147,9 @@ export function envMap(
         path: `${path}.value`,
         message: `${path}.value (${item.key}) must be a string`,
       });
+    } else if (item.key === '__proto__') {
+      // Assigning it would set the map's prototype, not a variable; REST refuses it in any body.
+      problems.push({ path: `${path}.key`, message: `${path}.key "__proto__" is not allowed` });
     } else if (Object.hasOwn(env, item.key)) {
       problems.push({ path: `${path}.key`, message: `env lists "${item.key}" twice` });
     } else {

@@ -17,6 +17,7 @@ import {
   ValidateNested,
   type ValidationOptions,
 } from 'class-validator';
+import { KeepEveryKey } from '../validation/env-map.js';
 import { HasNoNul } from '../validation/no-nul.js';
 
 export const TEMPLATE_CATEGORIES = ['NVIDIA', 'AMD', 'CPU'] as const;
@@ -27,7 +28,7 @@ const PORT = /^\d{1,5}\/(http|tcp)$/;
  * strings; neither holds a NUL (a process environment cannot carry one).
  */
 export function IsStringMap(options?: ValidationOptions): PropertyDecorator {
-  return ValidateBy(
+  const validate = ValidateBy(
     {
       name: 'isStringMap',
       validator: {
@@ -63,6 +64,11 @@ export function IsStringMap(options?: ValidationOptions): PropertyDecorator {
     },
     options,
   );
+  // Names such as `constructor` or `toString` are legal env names: carried, not dropped.
+  return (target, property) => {
+    validate(target, property);
+    KeepEveryKey()(target, property);
+  };
 }
 
 /** A dashboard label of one exposed port (RunPod's `portsConfig`): `{"port": "8888", "name": "Jupyter"}`. */

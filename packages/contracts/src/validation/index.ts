@@ -1,1 +1,2 @@
 export * from './no-nul.js';
+export * from './env-map.js';

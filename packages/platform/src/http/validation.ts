@@ -1,5 +1,7 @@
-import { ValidationPipe, type ValidationError } from '@nestjs/common';
+import { ValidationPipe, type ArgumentMetadata, type ValidationError } from '@nestjs/common';
 import { RunplaneError, type ErrorDetail } from '@runplane/contracts';
+import { defaultMetadataStorage } from 'class-transformer/cjs/storage.js';
+import { getMetadataStorage } from 'class-validator';
 
 /** Flattens class-validator's nested errors into `details[{path: "policy.ttl", message}]`. */
 export function flattenValidationErrors(errors: ValidationError[], prefix = ''): ErrorDetail[] {
@@ -15,7 +17,7 @@ export function flattenValidationErrors(errors: ValidationError[], prefix = ''):
  * message names the first problem and whose details list them all.
  */
 export function createValidationPipe(): ValidationPipe {
-  return new ValidationPipe({
+  return new EnvKeepingValidationPipe({
     transform: true,
     forbidUnknownValues: false,
     stopAtFirstError: true,
@@ -31,4 +33,52 @@ export function createValidationPipe(): ValidationPipe {
       return RunplaneError.badRequest(message, details);
     },
   });
+}
+
+type Plain = Record<string, unknown>;
+const isPlain = (v: unknown): v is Plain =>
+  typeof v === 'object' && v !== null && !Array.isArray(v);
+
+/** The env maps (properties checked by `IsStringMap`) found in a value, nested DTOs included. */
+function envMapsIn(type: unknown, value: unknown, found: Array<[Plain, string]> = []) {
+  if (typeof type !== 'function' || type === Object || !isPlain(value)) return found;
+  const maps = new Set(
+    getMetadataStorage()
+      .getTargetValidationMetadatas(type, '', true, false)
+      .filter((m) => m.name === 'isStringMap')
+      .map((m) => m.propertyName),
+  );
+  for (const key of Object.keys(value)) {
+    if (maps.has(key)) found.push([value, key]);
+    else {
+      const nested = defaultMetadataStorage.findTypeMetadata(type, key)?.typeFunction();
+      for (const item of [value[key]].flat()) envMapsIn(nested, item, found);
+    }
+  }
+  return found;
+}
+
+/**
+ * Nest deletes every `constructor`, `prototype` and `__proto__` key of a body before validating
+ * it (against prototype pollution). In an env map the keys are variable names, data that is
+ * never merged into an object: those maps are set aside while the rest is stripped. (`__proto__`
+ * never gets here: the JSON body parser refuses it.)
+ */
+class EnvKeepingValidationPipe extends ValidationPipe {
+  private readonly envMaps = new WeakMap<object, Array<[Plain, string]>>();
+
+  override transform(value: unknown, metadata: ArgumentMetadata) {
+    const found = envMapsIn(metadata.metatype, value);
+    if (found.length) this.envMaps.set(value as object, found);
+    return super.transform(value, metadata);
+  }
+
+  protected override stripProtoKeys(value: unknown): void {
+    const found = isPlain(value) ? (this.envMaps.get(value) ?? []) : [];
+    const kept = found.map(([parent, key]) => [parent, key, parent[key]] as const);
+    for (const [parent, key] of kept) delete parent[key];
+    super.stripProtoKeys(value);
+    for (const [parent, key, map] of kept) parent[key] = map;
+    if (found.length) this.envMaps.delete(value as object);
+  }
 }
