@@ -1,7 +1,9 @@
 import { ApolloDriver, type ApolloDriverConfig } from '@nestjs/apollo';
 import { GraphQLModule } from '@nestjs/graphql';
 import { ApiKeyVerifier, AuthThrottle } from '@runplane/auth';
-import { LOGGER, type Logger } from '@runplane/platform';
+import { LOGGER, RunplaneConfig, type Logger } from '@runplane/platform';
+import { graphqlLimits } from '../settings.js';
+import { assertWithinLimits } from './document-limits.js';
 import { authenticate, writeAccessPlugin } from './graphql-auth.js';
 import { formatGraphqlError } from './graphql-errors.js';
 
@@ -11,22 +13,31 @@ import { formatGraphqlError } from './graphql-errors.js';
  */
 export const GraphqlApiModule = GraphQLModule.forRootAsync<ApolloDriverConfig>({
   driver: ApolloDriver,
-  inject: [ApiKeyVerifier, AuthThrottle, LOGGER],
+  inject: [ApiKeyVerifier, AuthThrottle, LOGGER, RunplaneConfig],
   useFactory: (
     verifier: ApiKeyVerifier,
     throttle: AuthThrottle,
     logger: Logger,
-  ): ApolloDriverConfig => ({
-    path: '/graphql',
-    autoSchemaFile: true,
-    sortSchema: true,
-    // A landing page would load its UI from a CDN; clients only POST.
-    graphiql: false,
-    introspection: true,
-    includeStacktraceInErrorResponses: false,
-    context: (request: Parameters<typeof authenticate>[2]) =>
-      authenticate(verifier, throttle, request),
-    formatError: formatGraphqlError(logger),
-    plugins: [writeAccessPlugin],
-  }),
+    config: RunplaneConfig,
+  ): ApolloDriverConfig => {
+    const limits = graphqlLimits(config);
+    return {
+      path: '/graphql',
+      autoSchemaFile: true,
+      sortSchema: true,
+      // A landing page would load its UI from a CDN; clients only POST.
+      graphiql: false,
+      introspection: true,
+      includeStacktraceInErrorResponses: false,
+      parseOptions: { maxTokens: limits.tokens },
+      // Who calls, then whether the document is within the limits: both before Apollo parses it.
+      context: async (request: Parameters<typeof authenticate>[2] & { body?: unknown }) => {
+        const context = await authenticate(verifier, throttle, request);
+        assertWithinLimits(request, limits);
+        return context;
+      },
+      formatError: formatGraphqlError(logger),
+      plugins: [writeAccessPlugin],
+    };
+  },
 });
