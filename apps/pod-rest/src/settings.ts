@@ -1,5 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { boolSetting, environmentOf, intSetting, RunplaneConfig } from '@runplane/platform';
+import os from 'node:os';
+import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 export const DEFAULT_CATALOGUE_FILE = fileURLToPath(
@@ -22,6 +24,21 @@ export class PodRestSettings {
    * host. Off, they are recorded but never started (serverless workers are not affected).
    */
   readonly localPodProcesses: boolean;
+  /** Local provider: how workloads are kept from the server and from each other (docs/security.md). */
+  readonly localIsolation: {
+    /** Each workload runs as its own unprivileged uid/gid (needs a server running as root). */
+    separateUsers: boolean;
+    /** The uids (= gids) handed out, one per running workload. */
+    firstUid: number;
+    uidCount: number;
+    /** Where each workload gets its own home and working directory. */
+    workDir: string;
+  };
+  /**
+   * Local provider: who may run commands. `admins` (users holding an admin key), `all`, or those
+   * plus a list of user ids. The local provider cannot contain a command the way a container can.
+   */
+  readonly localRunUsers: { all: boolean; userIds: string[] };
   /** Kubernetes provider settings. */
   readonly kubernetes: {
     namespace: string;
@@ -60,6 +77,32 @@ export class PodRestSettings {
         .split(',')
         .map((s) => s.trim())
         .filter(Boolean);
+    const isolation = (env.RUNPLANE_LOCAL_ISOLATION || 'auto').trim();
+    if (!['auto', 'users', 'none'].includes(isolation))
+      throw new Error(
+        `invalid configuration: RUNPLANE_LOCAL_ISOLATION must be "auto", "users" or "none" (got ${JSON.stringify(isolation)}). See docs/security.md.`,
+      );
+    const isRoot = process.getuid?.() === 0;
+    if (isolation === 'users' && !isRoot)
+      throw new Error(
+        'invalid configuration: RUNPLANE_LOCAL_ISOLATION=users needs a server running as root (it runs each workload as its own user). See docs/security.md.',
+      );
+    const uids = /^(\d+)-(\d+)$/.exec((env.RUNPLANE_LOCAL_UIDS || '200000-201999').trim());
+    if (!uids || Number(uids[1]) < 1000 || Number(uids[2]) < Number(uids[1]))
+      throw new Error(
+        'invalid configuration: RUNPLANE_LOCAL_UIDS must be a range "first-last" of unused uids from 1000 up (default 200000-201999). See docs/security.md.',
+      );
+    this.localIsolation = {
+      separateUsers: isolation === 'users' || (isolation === 'auto' && isRoot),
+      firstUid: Number(uids[1]),
+      uidCount: Number(uids[2]) - Number(uids[1]) + 1,
+      workDir: env.RUNPLANE_LOCAL_WORK_DIR?.trim() || path.join(os.tmpdir(), 'runplane-workloads'),
+    };
+    const runUsers = list(env.RUNPLANE_LOCAL_RUN_USERS || 'admins');
+    this.localRunUsers = {
+      all: runUsers.includes('all'),
+      userIds: runUsers.filter((u) => u !== 'admins' && u !== 'all'),
+    };
     const namespace = env.RUNPLANE_KUBERNETES_NAMESPACE?.trim() || 'default';
     if (!/^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$/.test(namespace)) {
       throw new Error(

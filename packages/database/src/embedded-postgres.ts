@@ -20,7 +20,11 @@ export class EmbeddedPostgres {
   /** Opens (or creates) the database in `dataDir`, or in memory when `dataDir` is undefined. */
   static async open(dataDir?: string): Promise<EmbeddedPostgres> {
     if (!dataDir) return new EmbeddedPostgres(await PGlite.create());
-    fs.mkdirSync(dataDir, { recursive: true });
+    // The data dir holds every tenant's data and (standalone) the vault's master key: only this
+    // server's user may enter it, and what it writes there is its own (workloads run as other users).
+    process.umask(0o077);
+    fs.mkdirSync(dataDir, { recursive: true, mode: 0o700 });
+    fs.chmodSync(dataDir, 0o700);
     const lockFile = takeLock(dataDir);
     try {
       const pglite = await PGlite.create({ dataDir: path.join(dataDir, 'pgdata') });

@@ -4,6 +4,7 @@ import { CatalogueService } from '../catalogue/catalogue.service.js';
 import { PodRestSettings } from '../settings.js';
 import { ComputeProvider } from './compute-provider.js';
 import { LocalComputeProvider } from './local-compute-provider.js';
+import { LocalRunPolicy } from './local-run-policy.js';
 
 /**
  * The compute provider of this process, chosen by RUNPLANE_COMPUTE_PROVIDER (docs/compute.md):
@@ -12,6 +13,7 @@ import { LocalComputeProvider } from './local-compute-provider.js';
  */
 @Module({
   providers: [
+    LocalRunPolicy,
     PodRestSettings,
     CatalogueService,
     {
@@ -23,10 +25,23 @@ import { LocalComputeProvider } from './local-compute-provider.js';
             await import('./kubernetes/kubernetes-compute-provider.js');
           return KubernetesComputeProvider.fromSettings(settings, logger);
         }
-        return new LocalComputeProvider(logger);
+        if (settings.localIsolation.separateUsers)
+          logger.info(
+            { uids: `${settings.localIsolation.firstUid}+${settings.localIsolation.uidCount}` },
+            'local workloads run as their own users',
+          );
+        else
+          logger.warn(
+            "local workloads run as the server's own user (not root, or RUNPLANE_LOCAL_ISOLATION=none): they can read what the server can; only trusted users may run commands (docs/security.md)",
+          );
+        return new LocalComputeProvider(logger, {
+          separateUsers: settings.localIsolation.separateUsers
+            ? settings.localIsolation
+            : undefined,
+        });
       },
     },
   ],
-  exports: [ComputeProvider, PodRestSettings, CatalogueService],
+  exports: [ComputeProvider, PodRestSettings, CatalogueService, LocalRunPolicy],
 })
 export class ComputeModule {}

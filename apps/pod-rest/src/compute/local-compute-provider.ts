@@ -7,6 +7,8 @@ import {
 } from '@nestjs/common';
 import { LOGGER, type Logger } from '@runplane/platform';
 import { spawn, type ChildProcess } from 'node:child_process';
+import fs from 'node:fs';
+import path from 'node:path';
 import { constants as osConstants } from 'node:os';
 import {
   ComputeProvider,
@@ -49,8 +51,14 @@ export interface LocalComputeOptions {
   logs?: LogRingBufferOptions;
   /** Exited workloads remembered for status/logs (oldest forgotten first). */
   keepExited?: number;
-  /** Working directory of the processes (default: the server's). */
+  /** Working directory of the processes (default: the server's; ignored with `separateUsers`). */
   cwd?: string;
+  /**
+   * Run each workload as its own unprivileged user (uid = gid, from `firstUid`, one per running
+   * workload) with its own home and working directory under `workDir`: it cannot read the server's
+   * environment or files, nor another workload's. Needs a server running as root.
+   */
+  separateUsers?: { firstUid: number; uidCount: number; workDir: string };
 }
 export const LOCAL_COMPUTE_OPTIONS = Symbol('runplane:local-compute-options');
 
@@ -67,6 +75,13 @@ interface Workload {
   exited: Promise<WorkloadStatus>;
   labels: Record<string, string>;
   placement: WorkloadPlacement;
+  /** Its own user and directory, when workloads run as separate users. */
+  user?: WorkloadUser;
+}
+
+interface WorkloadUser {
+  uid: number;
+  home: string;
 }
 
 /**
@@ -86,8 +101,10 @@ export class LocalComputeProvider
   private readonly workloads = new Map<string, Workload>();
   private readonly exitedOrder: string[] = [];
   private readonly listeners = new Set<ExitListener>();
-  private readonly options: Required<Omit<LocalComputeOptions, 'cwd' | 'logs'>> &
-    Pick<LocalComputeOptions, 'cwd' | 'logs'>;
+  private readonly options: Required<Omit<LocalComputeOptions, 'cwd' | 'logs' | 'separateUsers'>> &
+    Pick<LocalComputeOptions, 'cwd' | 'logs' | 'separateUsers'>;
+  /** uids of running workloads (with `separateUsers`). */
+  private readonly uidsInUse = new Set<number>();
   // A crash or process.exit() skips the shutdown hooks; 'exit' still runs synchronous code.
   private readonly killOnExit = () => this.killAll('SIGKILL');
 
@@ -112,13 +129,20 @@ export class LocalComputeProvider
     if (existing && !existing.exitedAt)
       throw new WorkloadStartError(`workload ${spec.id} is already running`);
 
+    const user = this.allocateUser(spec.id);
     const child = spawn(argv[0], argv.slice(1), {
-      env: { ...inheritedEnv(), ...spec.env, ...spec.secretEnv },
-      cwd: this.options.cwd,
+      env: {
+        ...inheritedEnv(),
+        ...(user ? { HOME: user.home } : {}),
+        ...spec.env,
+        ...spec.secretEnv,
+      },
+      cwd: user?.home ?? this.options.cwd,
+      ...(user ? { uid: user.uid, gid: user.uid } : {}),
       stdio: ['ignore', 'pipe', 'pipe'],
       detached: true, // own process group: kill(-pid) reaches its children too
     });
-    await new Promise<void>((resolve, reject) => {
+    const spawned = new Promise<void>((resolve, reject) => {
       child.once('spawn', resolve);
       child.once('error', (err: NodeJS.ErrnoException) => {
         // No shell runs the command: a whole command line in one element is a likely mistake.
@@ -133,6 +157,10 @@ export class LocalComputeProvider
               : err.message;
         reject(new WorkloadStartError(`cannot start ${spec.id}: ${reason}`));
       });
+    });
+    await spawned.catch((err: unknown) => {
+      if (user) this.releaseUser(user);
+      throw err;
     });
 
     child.on('error', (err) =>
@@ -160,10 +188,12 @@ export class LocalComputeProvider
       labels: spec.labels ?? {},
       exited: undefined as unknown as Promise<WorkloadStatus>,
       placement: { machineId: this.host.id, publicIp: this.host.publicIp(), portMappings },
+      user,
     };
     workload.exited = new Promise((resolve) => {
       child.once('exit', (code, signal) => {
         workload.exitedAt = new Date();
+        if (workload.user) this.releaseUser(workload.user);
         workload.signal = signal;
         workload.exitCode = code ?? (signal ? 128 + (osConstants.signals[signal] ?? 0) : null);
         // Report once the output is drained ('close'), so the logs hold the last lines; but not
@@ -189,6 +219,7 @@ export class LocalComputeProvider
         pid: workload.pid,
         command: argv[0],
         image: spec.image,
+        ...(user ? { uid: user.uid } : {}),
       },
       'worker process started',
     );
@@ -198,6 +229,42 @@ export class LocalComputeProvider
       startedAt: workload.startedAt,
       ...workload.placement,
     };
+  }
+
+  /**
+   * A uid no running workload has, and a fresh home only it may enter. Its processes are gone when
+   * its uid is handed out again: the whole process group is killed on exit (see sendSignal).
+   */
+  private allocateUser(ref: string): WorkloadUser | undefined {
+    const users = this.options.separateUsers;
+    if (!users) return undefined;
+    let uid = -1;
+    for (let i = 0; i < users.uidCount; i++) {
+      const candidate = users.firstUid + i;
+      if (!this.uidsInUse.has(candidate)) {
+        uid = candidate;
+        break;
+      }
+    }
+    if (uid < 0)
+      throw new WorkloadStartError(
+        `cannot start ${ref}: all ${users.uidCount} workload users are in use (RUNPLANE_LOCAL_UIDS)`,
+      );
+    const home = path.join(users.workDir, `${ref}-${uid}`);
+    fs.mkdirSync(users.workDir, { recursive: true, mode: 0o711 });
+    fs.rmSync(home, { recursive: true, force: true });
+    fs.mkdirSync(home, { mode: 0o700 });
+    fs.chownSync(home, uid, uid);
+    this.uidsInUse.add(uid);
+    return { uid, home };
+  }
+
+  private releaseUser(user: WorkloadUser): void {
+    // Whatever it left running (even outside its process group) goes with it, so the next
+    // workload given this uid shares nothing with it.
+    killProcessesOf(user.uid);
+    this.uidsInUse.delete(user.uid);
+    fs.rm(user.home, { recursive: true, force: true }, () => {});
   }
 
   /** Bookkeeping of an ended workload: remembered for a while, listeners told. */
@@ -347,4 +414,23 @@ function inheritedEnv(): Record<string, string> {
     if (value !== undefined) env[name] = value;
   }
   return env;
+}
+
+/** SIGKILL to every process whose real uid is `uid` (Linux /proc; elsewhere nothing to find). */
+function killProcessesOf(uid: number): void {
+  let pids: string[];
+  try {
+    pids = fs.readdirSync('/proc').filter((name) => /^\d+$/.test(name));
+  } catch {
+    return;
+  }
+  for (const pid of pids) {
+    try {
+      const status = fs.readFileSync(`/proc/${pid}/status`, 'utf8');
+      const real = /^Uid:\s+(\d+)/m.exec(status)?.[1];
+      if (real !== undefined && Number(real) === uid) process.kill(Number(pid), 'SIGKILL');
+    } catch {
+      /* gone meanwhile */
+    }
+  }
 }

@@ -26,6 +26,7 @@ import {
   WorkloadStartError,
   type WorkloadStatus,
 } from '../compute/compute-provider.js';
+import { LocalRunPolicy } from '../compute/local-run-policy.js';
 import { declaredFields } from '../http/declared-fields.js';
 import { NetworkVolumesService } from '../network-volumes/network-volumes.service.js';
 import { SecretEnv } from '../secrets/secret-env.js';
@@ -76,6 +77,7 @@ export class PodsService
     private readonly settings: PodRestSettings,
     private readonly views: PodViews,
     private readonly volumes: NetworkVolumesService,
+    private readonly runPolicy: LocalRunPolicy,
     @Inject(LOGGER) private readonly logger: Logger,
   ) {
     this.unsubscribe.push(compute.onExit((status) => this.track(this.recordExit(status))));
@@ -132,6 +134,7 @@ export class PodsService
         { path: 'dockerArgs', message: 'dockerStartCmd is given too' },
       ]);
     }
+    await this.runPolicy.assertMayRun(principal.userId);
     const template = body.templateId ? await this.template(principal, body.templateId) : undefined;
     const image = body.imageName ?? template?.imageName;
     if (!image) {
@@ -312,6 +315,7 @@ export class PodsService
    * gets the Pod (RunPod answers a Pod whatever its state), except for the refusals of checkRunnable.
    */
   private async launch(pod: PodRow): Promise<PodRow> {
+    await this.runPolicy.assertMayRun(pod.ownerId);
     const now = new Date();
     if (this.compute.kind === 'local' && !this.settings.localPodProcesses) {
       await this.pods.update(pod.id, {

@@ -25,6 +25,7 @@ import {
   WorkloadStartError,
   type WorkloadStatus,
 } from '../compute/compute-provider.js';
+import { LocalRunPolicy } from '../compute/local-run-policy.js';
 import { statusChange } from '../pods/pod-status.js';
 import { PodsRepository, type PodRow } from '../pods/pods.repository.js';
 import { workloadSpec } from '../pods/workload-spec.js';
@@ -52,6 +53,7 @@ export class WorkersService
     private readonly bus: Bus,
     private readonly secretEnv: SecretEnv,
     private readonly catalogue: CatalogueService,
+    private readonly runPolicy: LocalRunPolicy,
     @Inject(LOGGER) private readonly logger: Logger,
   ) {
     this.unsubscribe = compute.onExit((status) => {
@@ -130,6 +132,7 @@ export class WorkersService
   private async start(request: StartWorkerRequest): Promise<StartWorkerResponse> {
     const existing = await this.pods.findById(request.workerId);
     if (existing) return this.alreadyStarted(existing, request);
+    await this.runPolicy.assertMayRun(request.ownerId);
 
     const template = await this.bus.request(TemplateRpc.get, {
       ownerId: request.ownerId,

@@ -1,7 +1,13 @@
 import { Injectable } from '@nestjs/common';
 import { PrismaClient } from '../generated/prisma/client.js';
 
-const SETTINGS = { id: true, name: true, pubKey: true, createdAt: true } as const;
+const SETTINGS = {
+  id: true,
+  name: true,
+  pubKey: true,
+  createdAt: true,
+  _count: { select: { apiKeys: { where: { scope: 'admin', revokedAt: null } } } },
+} as const;
 
 @Injectable()
 export class UsersRepository {

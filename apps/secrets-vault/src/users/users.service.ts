@@ -2,7 +2,13 @@ import { Injectable } from '@nestjs/common';
 import { RunplaneError, type UserSettings } from '@runplane/contracts';
 import { UsersRepository } from './users.repository.js';
 
-type Row = { id: string; name: string; pubKey: string; createdAt: Date };
+type Row = {
+  id: string;
+  name: string;
+  pubKey: string;
+  createdAt: Date;
+  _count: { apiKeys: number };
+};
 
 /** A user's own settings (GraphQL `myself`, `updateUserSettings`); users themselves are created by admins. */
 @Injectable()
@@ -20,7 +26,13 @@ export class UsersService {
 }
 
 function view(row: Row): UserSettings {
-  return { id: row.id, name: row.name, pubKey: row.pubKey, createdAt: row.createdAt.toISOString() };
+  return {
+    id: row.id,
+    name: row.name,
+    pubKey: row.pubKey,
+    createdAt: row.createdAt.toISOString(),
+    isAdmin: row._count.apiKeys > 0,
+  };
 }
 
 function notFound(userId: string): never {

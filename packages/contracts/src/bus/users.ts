@@ -19,6 +19,8 @@ export interface UserSettings {
   name: string;
   pubKey: string;
   createdAt: string;
+  /** The user holds a live admin key: the operator trusts them (e.g. to run commands on the host). */
+  isAdmin: boolean;
 }
 
 /** Requests answered by secrets-vault, which owns users. */

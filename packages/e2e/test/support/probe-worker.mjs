@@ -4,10 +4,13 @@
 //   {"env_sha256": ["A"]}        output {"A": <hex SHA-256 of the value, or null>} (proves a
 //                                secret arrived without the value itself ever leaving the worker)
 //   {"wait_for_file": "/path"}   holds the job until the file exists (a job the test ends at will)
+//   {"whoami": true}             output {"pid", "uid", "gid"} of the worker process
+//   {"read": ["/path", ...]}     output {"read": {"/path": "ok" or the error code}}: what a
+//                                tenant's code could read of the host (isolation tests)
 // Keys combine; wait_for_file runs first.
 import { start } from '@runplane/worker-sdk';
 import { createHash } from 'node:crypto';
-import { existsSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { setTimeout as sleep } from 'node:timers/promises';
 
 start({
@@ -24,6 +27,19 @@ start({
     for (const name of input.env_sha256 ?? []) {
       const value = process.env[name];
       out[name] = value === undefined ? null : createHash('sha256').update(value).digest('hex');
+    }
+    if (input.whoami)
+      Object.assign(out, { pid: process.pid, uid: process.getuid(), gid: process.getgid() });
+    if (Array.isArray(input.read)) {
+      out.read = {};
+      for (const file of input.read) {
+        try {
+          readFileSync(file);
+          out.read[file] = 'ok';
+        } catch (err) {
+          out.read[file] = err.code ?? String(err);
+        }
+      }
     }
     return out;
   },

@@ -48,7 +48,14 @@ export class RunplaneProcess {
     for (const [k, v] of Object.entries(process.env))
       if (!CONTROLLED.test(k) && v !== undefined) childEnv[k] = v;
     // Info level: the suites read the "runplane ready at <url>" line (PORT=0 picks a free port).
-    Object.assign(childEnv, { HOST: '127.0.0.1', PORT: '0', LOG_LEVEL: 'info' });
+    // Every test user may run commands on the local provider (the operator's opt-in); the suite
+    // of workload isolation checks the default.
+    Object.assign(childEnv, {
+      HOST: '127.0.0.1',
+      PORT: '0',
+      LOG_LEVEL: 'info',
+      RUNPLANE_LOCAL_RUN_USERS: 'all',
+    });
     for (const [k, v] of Object.entries(env)) {
       if (v === undefined) delete childEnv[k];
       else childEnv[k] = v;
@@ -210,8 +217,14 @@ export function sleep(ms: number): Promise<void> {
   return new Promise((r) => setTimeout(r, ms));
 }
 
+/**
+ * A suite's scratch directory. Open to other users (0755): workloads run as their own users and
+ * read the files a test shares with them; the server's data dir inside it is its own (0700).
+ */
 export function tempDir(prefix: string): string {
-  return fs.mkdtempSync(path.join(os.tmpdir(), `runplane-e2e-${prefix}-`));
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), `runplane-e2e-${prefix}-`));
+  fs.chmodSync(dir, 0o755);
+  return dir;
 }
 
 /** Removes a suite's temp dir (data and logs) unless RUNPLANE_E2E_KEEP=1. */

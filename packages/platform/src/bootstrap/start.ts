@@ -103,6 +103,8 @@ class RunplaneRootModule {
 /** Starts the given services in this process: the same code path for standalone and cluster mode. */
 export async function startRunplane(options: StartOptions): Promise<RunningServer> {
   const config = loadConfig(options.env ?? process.env);
+  // Read once: the bootstrap key must not stay where a child process or /proc/<pid>/environ shows it.
+  if (!options.env) delete process.env.RUNPLANE_API_KEY;
   const logger = options.logger ?? createLogger({ level: config.LOG_LEVEL });
   const names = options.services.map((s) => s.name);
   const started = Date.now();
