@@ -1,5 +1,4 @@
 import { Injectable } from '@nestjs/common';
-import { Bus } from '@runplane/bus';
 import { boolSetting, environmentOf, intSetting, RunplaneConfig } from '@runplane/platform';
 
 /**
@@ -8,7 +7,10 @@ import { boolSetting, environmentOf, intSetting, RunplaneConfig } from '@runplan
  */
 @Injectable()
 export class WebhookSettings {
-  /** Calls to private, loopback and link-local addresses (default: allowed standalone, refused in cluster mode). */
+  /**
+   * Calls to private, loopback and link-local addresses. Refused unless the operator allows them,
+   * standalone too: a tenant's webhook must not reach the server's own or its network's services.
+   */
   readonly allowPrivate: boolean;
   /** Attempts per delivery: the first and 2 retries. */
   readonly maxAttempts: number;
@@ -21,12 +23,12 @@ export class WebhookSettings {
   readonly concurrency: number;
   /** How often due attempts are looked for (besides the wake-ups of new events and retries). */
   readonly pollMs: number;
-  /** Bytes of a receiver's answer read at most (the rest is dropped); the first 1 KiB is recorded. */
+  /** Bytes of a receiver's answer read at most; all are dropped (only the status is recorded). */
   readonly maxResponseBytes: number;
 
-  constructor(config: RunplaneConfig, bus: Bus) {
+  constructor(config: RunplaneConfig) {
     const env = environmentOf(config);
-    this.allowPrivate = boolSetting(env, 'WEBHOOK_ALLOW_PRIVATE', bus.kind === 'in-process');
+    this.allowPrivate = boolSetting(env, 'WEBHOOK_ALLOW_PRIVATE', false);
     this.maxAttempts = intSetting(env, 'WEBHOOK_MAX_ATTEMPTS', 3, 1, 20);
     this.retryDelayMs = intSetting(env, 'WEBHOOK_RETRY_DELAY_MS', 10_000, 10, 3_600_000);
     this.timeoutMs = intSetting(env, 'WEBHOOK_TIMEOUT_MS', 10_000, 100, 120_000);

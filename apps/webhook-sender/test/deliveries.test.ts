@@ -71,7 +71,6 @@ describe('webhook-sender: deliveries', () => {
         attempt: 1,
         statusCode: 200,
         error: null,
-        responseSnippet: 'answer 200 for /ok',
         latencyMs: expect.any(Number),
       }),
     ]);
@@ -98,7 +97,6 @@ describe('webhook-sender: deliveries', () => {
       [2, 502, 'receiver answered 502'],
       [3, 500, 'receiver answered 500'],
     ]);
-    expect(d.attempts[1].responseSnippet).toBe('answer 502 for /down');
     const calls = rx.received('/down');
     expect(calls.map((c) => c.headers['webhook-id'])).toEqual([id, id, id]);
     expect(new Set(calls.map((c) => c.body)).size).toBe(1);
@@ -148,7 +146,7 @@ describe('webhook-sender: deliveries', () => {
     expect(s.attempts[0]).toMatchObject({ statusCode: null, error: 'timed out after 1500 ms' });
     const h = await settled(huge.event.jobId);
     expect(h.status).toBe('delivered');
-    expect(h.attempts[0].responseSnippet).toHaveLength(1024);
+    expect(h.attempts[0]).toMatchObject({ statusCode: 200, error: null });
   }, 30_000);
 
   it('caps attempts in flight per host: a slow receiver does not hold up another', async () => {

@@ -1,8 +1,20 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import type { WebhookDeliveryView } from '@runplane/contracts';
-import type { TestServer } from '@runplane/platform';
+import { startTestServer, type TestServer } from '@runplane/platform';
+import { secretsVaultService } from '@runplane/secrets-vault';
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { isPrivateAddress } from '../src/delivery-http/address-policy.js';
-import { adminUser, publishFinished, Receiver, sleep, startSender, until } from './support.js';
+import { webhookSenderService } from '../src/index.js';
+import {
+  adminUser,
+  FAST_ENV,
+  publishFinished,
+  Receiver,
+  sleep,
+  startSender,
+  until,
+} from './support.js';
 
 describe('webhook-sender: address policy', () => {
   it('classifies private, loopback, link-local and mapped addresses', () => {
@@ -90,4 +102,129 @@ describe('webhook-sender: SSRF guard with WEBHOOK_ALLOW_PRIVATE off', () => {
     await sleep(200);
     expect(rx.calls).toHaveLength(0); // nothing reached the receiver
   });
+});
+
+/**
+ * An internal service answering a secret (body, header and redirect target) to whoever calls it;
+ * an ordinary user points a webhook at it and reads the deliveries with their own key.
+ */
+describe('webhook-sender: a tenant cannot read what an internal address answers', () => {
+  const SECRET = 'internal-secret-7c41';
+  let internal: http.Server;
+  let calls = 0;
+  let url: (path: string) => string;
+
+  beforeAll(async () => {
+    internal = http.createServer((req, res) => {
+      calls++;
+      req.resume();
+      if (req.url === '/redirect')
+        return void res.writeHead(302, { location: `http://10.0.0.1/${SECRET}` }).end(SECRET);
+      res.writeHead(200, { 'x-internal': SECRET, 'content-type': 'text/plain' }).end(SECRET);
+    });
+    await new Promise<void>((resolve) => internal.listen(0, '127.0.0.1', resolve));
+    const { port } = internal.address() as AddressInfo;
+    url = (path) => `http://127.0.0.1:${port}${path}`;
+  });
+  afterAll(async () => {
+    internal.closeAllConnections();
+    await new Promise((r) => internal.close(r));
+  });
+
+  /** A user with an ordinary readwrite key, made through the vault's admin routes. */
+  async function tenant(server: TestServer) {
+    const user = await server.call('POST', '/v1/users', { name: 'mallory' });
+    const key = await server.call('POST', '/v1/apikeys', {
+      name: 'mallory',
+      userId: user.body.id,
+      scope: 'readwrite',
+    });
+    return { userId: user.body.id as string, auth: { authorization: `Bearer ${key.body.key}` } };
+  }
+
+  async function settledAs(server: TestServer, auth: Record<string, string>, jobId: string) {
+    return until(
+      async () => {
+        const res = await server.call(
+          'GET',
+          `/v1/webhooks/deliveries?jobId=${jobId}`,
+          undefined,
+          auth,
+        );
+        expect(res.status).toBe(200);
+        const [d]: WebhookDeliveryView[] = res.body;
+        return d && d.status !== 'pending' ? { d, text: JSON.stringify(res.body) } : null;
+      },
+      15_000,
+      `delivery of ${jobId}`,
+    );
+  }
+
+  it('by default the internal address is never called, also on redeliver; nothing of its answer is shown', async () => {
+    // No WEBHOOK_ALLOW_PRIVATE: the default of every mode.
+    const server = await startTestServer([secretsVaultService, webhookSenderService], {
+      ...FAST_ENV,
+      WEBHOOK_MAX_ATTEMPTS: '1',
+    });
+    try {
+      const { userId, auth } = await tenant(server);
+      const before = calls;
+      const { id, event } = await publishFinished(server, userId, url('/'));
+      const { d, text } = await settledAs(server, auth, event.jobId);
+      expect(d).toMatchObject({ status: 'failed', attempts: [{ statusCode: null }] });
+      expect(d.attempts[0].error).toMatch(/127\.0\.0\.1 is a private/);
+      expect(text).not.toContain(SECRET);
+
+      const again = await server.call(
+        'POST',
+        `/v1/webhooks/deliveries/${id}/redeliver`,
+        undefined,
+        auth,
+      );
+      expect(again.status).toBe(200);
+      expect(JSON.stringify(again.body)).not.toContain(SECRET);
+      const after = await until(async () => {
+        const s = await settledAs(server, auth, event.jobId);
+        return s.d.attemptCount === 2 ? s : null;
+      });
+      expect(after.d.attempts[1].error).toMatch(/private/);
+      expect(after.text).not.toContain(SECRET);
+      expect(calls).toBe(before);
+    } finally {
+      await server.stop();
+    }
+  }, 60_000);
+
+  it('with private targets allowed by the operator, only the status is recorded: no body, header or redirect target', async () => {
+    const server = await startSender({ WEBHOOK_MAX_ATTEMPTS: '1' });
+    try {
+      const { userId, auth } = await tenant(server);
+      const ok = await publishFinished(server, userId, url('/'));
+      const redirect = await publishFinished(server, userId, url('/redirect'));
+      const delivered = await settledAs(server, auth, ok.event.jobId);
+      expect(delivered.d).toMatchObject({ status: 'delivered', attempts: [{ statusCode: 200 }] });
+      expect(delivered.text).not.toContain(SECRET);
+      const redirected = await settledAs(server, auth, redirect.event.jobId);
+      expect(redirected.d).toMatchObject({ status: 'failed', attempts: [{ statusCode: 302 }] });
+      expect(redirected.text).not.toContain(SECRET);
+
+      const before = calls;
+      const again = await server.call(
+        'POST',
+        `/v1/webhooks/deliveries/${ok.id}/redeliver`,
+        undefined,
+        auth,
+      );
+      expect(again.status).toBe(200);
+      expect(JSON.stringify(again.body)).not.toContain(SECRET);
+      const after = await until(async () => {
+        const s = await settledAs(server, auth, ok.event.jobId);
+        return s.d.attemptCount === 2 && s.d.status === 'delivered' ? s : null;
+      });
+      expect(after.text).not.toContain(SECRET);
+      expect(calls).toBe(before + 1);
+    } finally {
+      await server.stop();
+    }
+  }, 60_000);
 });

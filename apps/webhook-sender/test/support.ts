@@ -13,8 +13,13 @@ export const FAST_ENV = {
   WEBHOOK_POLL_MS: '100',
 };
 
+/** A sender whose receivers are on this machine: private targets allowed unless `env` says otherwise. */
 export const startSender = (env: Record<string, string> = {}) =>
-  startTestServer([secretsVaultService, webhookSenderService], { ...FAST_ENV, ...env });
+  startTestServer([secretsVaultService, webhookSenderService], {
+    ...FAST_ENV,
+    WEBHOOK_ALLOW_PRIVATE: 'true',
+    ...env,
+  });
 
 /** The user of the server's admin key (deliveries are scoped to it). */
 export async function adminUser(server: TestServer, key = server.apiKey): Promise<string> {

@@ -26,7 +26,6 @@ export interface RecordedAttempt {
   statusCode: number | null;
   latencyMs: number;
   error: string | null;
-  responseSnippet: string | null;
 }
 
 const ts = (d: Date) => d.toISOString();
@@ -130,7 +129,6 @@ export class DeliveriesRepository {
           statusCode: outcome.statusCode,
           latencyMs: outcome.latencyMs,
           error: outcome.error,
-          responseSnippet: outcome.responseSnippet,
           createdAt: now,
         },
       }),

@@ -98,7 +98,6 @@ function toView(row: DeliveryWithAttempts): WebhookDeliveryView {
       statusCode: a.statusCode,
       latencyMs: a.latencyMs,
       error: a.error,
-      responseSnippet: a.responseSnippet,
       createdAt: a.createdAt.toISOString(),
     })),
   };

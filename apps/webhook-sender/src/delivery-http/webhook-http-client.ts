@@ -12,7 +12,6 @@ export interface AttemptOutcome {
   statusCode: number | null;
   latencyMs: number;
   error: string | null;
-  responseSnippet: string | null;
 }
 
 /** Refused before any byte was sent (bad URL, private address): retrying cannot help... but is harmless. */
@@ -20,7 +19,6 @@ export class WebhookTargetRefused extends Error {
   readonly code = 'WEBHOOK_TARGET_REFUSED';
 }
 
-const SNIPPET_BYTES = 1024;
 const USER_AGENT = 'Runplane-Webhooks/1';
 
 /**
@@ -66,7 +64,6 @@ export class WebhookHttpClient implements OnApplicationShutdown {
         statusCode: null,
         latencyMs: elapsed(),
         error: describe(err),
-        responseSnippet: null,
       };
     }
     const signal = AbortSignal.timeout(this.settings.timeoutMs);
@@ -78,18 +75,17 @@ export class WebhookHttpClient implements OnApplicationShutdown {
         headers: { ...headers, 'content-type': 'application/json', 'user-agent': USER_AGENT },
         body,
       });
-      const snippet = await readCapped(res.body, this.settings.maxResponseBytes);
+      // Only the status is recorded: neither the answer's body nor its headers (a redirect's
+      // Location) are shown to the tenant, so a webhook cannot read what an address answers.
+      await drain(res.body, this.settings.maxResponseBytes);
       const ok = res.statusCode >= 200 && res.statusCode < 300;
       const redirect =
-        res.statusCode >= 300 && res.statusCode < 400
-          ? `redirect to ${String(res.headers.location ?? '?')} not followed`
-          : null;
+        res.statusCode >= 300 && res.statusCode < 400 ? ', redirect not followed' : '';
       return {
         ok,
         statusCode: res.statusCode,
         latencyMs: elapsed(),
-        error: ok ? null : (redirect ?? `receiver answered ${res.statusCode}`),
-        responseSnippet: snippet,
+        error: ok ? null : `receiver answered ${res.statusCode}${redirect}`,
       };
     } catch (err) {
       const timedOut = signal.aborted;
@@ -98,7 +94,6 @@ export class WebhookHttpClient implements OnApplicationShutdown {
         statusCode: null,
         latencyMs: elapsed(),
         error: timedOut ? `timed out after ${this.settings.timeoutMs} ms` : describe(err),
-        responseSnippet: null,
       };
     }
   }
@@ -142,23 +137,19 @@ const guardedLookup: LookupFunction = (hostname, options, callback) => {
   });
 };
 
-/** Reads at most `max` bytes of the body (dropping the rest) and returns the first 1 KiB as text. */
-async function readCapped(
+/** Reads at most `max` bytes of the body, dropping them (and the rest), so the connection is reusable. */
+async function drain(
   body: AsyncIterable<Buffer> & { destroy(): void },
   max: number,
-): Promise<string | null> {
-  const chunks: Buffer[] = [];
+): Promise<void> {
   let size = 0;
   for await (const chunk of body) {
-    chunks.push(chunk);
     size += chunk.length;
     if (size >= max) {
       body.destroy();
       break;
     }
   }
-  if (!size) return null;
-  return Buffer.concat(chunks).subarray(0, SNIPPET_BYTES).toString('utf8');
 }
 
 function describe(err: unknown): string {

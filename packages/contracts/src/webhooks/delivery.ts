@@ -9,9 +9,8 @@ export interface WebhookAttemptView {
   /** HTTP status of the answer; null when there was none (refused, timed out, unreachable). */
   statusCode: number | null;
   latencyMs: number;
+  /** Why it failed. The receiver's answer is never recorded beyond its status code. */
   error: string | null;
-  /** The beginning of the answer's body (at most 1 KiB). */
-  responseSnippet: string | null;
   createdAt: string;
 }
 
