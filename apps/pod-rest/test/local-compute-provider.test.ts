@@ -1,4 +1,7 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it } from '@jest/globals';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
 import { createLogger } from '@runplane/platform';
 import {
   WorkloadStartError,
@@ -30,7 +33,7 @@ describe('LocalComputeProvider', () => {
         (await provider.logs(ref)).find((l) => l.stream === 'stdout' && l.text.startsWith('{')),
       'the env line',
     );
-    return JSON.parse(line.text) as { env: Record<string, string> };
+    return JSON.parse(line.text) as { env: Record<string, string>; uid?: number };
   };
 
   beforeAll(() => {
@@ -170,6 +173,40 @@ describe('LocalComputeProvider', () => {
       provider.start(spec({}, { entrypoint: [], command: ['node /srv/worker.mjs'] })),
     ).rejects.toThrow(/one element per word/);
   });
+
+  it('a start that fails on a value never quotes it: a resolved secret with a NUL stays out of the error', async () => {
+    newProvider();
+    const secret = `tenant-secret-${n}`;
+    const err = await provider
+      .start(spec({}, { secretEnv: { TOKEN: `${secret}\u0000tail` } }))
+      .catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(WorkloadStartError);
+    expect((err as Error).message).toMatch(/not valid for a process/);
+    expect((err as Error).message).not.toContain(secret);
+  });
+
+  const runsAsRoot = process.getuid?.() === 0;
+  (runsAsRoot ? it : it.skip)(
+    'with separate users, each workload runs as its own uid in its own private home',
+    async () => {
+      const workDir = fs.mkdtempSync(path.join(os.tmpdir(), 'runplane-local-users-'));
+      newProvider({ separateUsers: { firstUid: 200500, uidCount: 2, workDir } });
+      const started = [spec(), spec(), spec()];
+      await provider.start(started[0]);
+      await provider.start(started[1]);
+      await expect(provider.start(started[2])).rejects.toThrow(/workload users are in use/);
+      const [a, b] = await Promise.all([stdoutJson(started[0].id), stdoutJson(started[1].id)]);
+      const uids = [a, b].map((o) => (o as { uid?: number }).uid);
+      expect(new Set(uids)).toEqual(new Set([200500, 200501]));
+      expect(a.env.HOME).toMatch(new RegExp(`^${workDir}/`));
+      expect(fs.statSync(a.env.HOME).mode & 0o777).toBe(0o700);
+      expect(a.env.RUNPLANE_TEST_SERVER_SECRET).toBeUndefined();
+      await provider.stop(started[0].id, { graceMs: 5000 });
+      // Its uid is free again once it ended.
+      await provider.start(started[2]);
+      fs.rmSync(workDir, { recursive: true, force: true });
+    },
+  );
 
   it('refuses to start a second workload with the id of a running one', async () => {
     newProvider();

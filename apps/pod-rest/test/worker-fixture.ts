@@ -1,4 +1,4 @@
-import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { chmodSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 
@@ -22,7 +22,7 @@ if (mode === 'spawn') {
   const child = spawn(process.execPath, ['-e', 'setInterval(() => {}, 1 << 30)'], { stdio: 'ignore' });
   process.stdout.write('grandchild ' + child.pid + '\\n');
 }
-process.stdout.write(JSON.stringify({ env: process.env }) + '\\n');
+process.stdout.write(JSON.stringify({ env: process.env, uid: process.getuid() }) + '\\n');
 process.stderr.write('fixture on stderr\\n');
 if (mode === 'exit') process.exit(Number(process.env.FIXTURE_EXIT_CODE || 0));
 setInterval(() => {}, 1 << 30);
@@ -30,6 +30,7 @@ setInterval(() => {}, 1 << 30);
 
 export function writeFixture(): string {
   const dir = mkdtempSync(path.join(tmpdir(), 'runplane-pod-rest-'));
+  chmodSync(dir, 0o755); // workloads running as their own users read it
   const file = path.join(dir, 'fixture-worker.mjs');
   writeFileSync(file, SCRIPT);
   return file;

@@ -138,4 +138,15 @@ describe('secrets-vault: secrets over the bus', () => {
       }),
     ).rejects.toMatchObject({ status: 400 });
   });
+
+  it('refuses a value holding a NUL character at creation (400 naming the rule, not the value); nothing stored', async () => {
+    const value = `nul-${randomBytes(6).toString('hex')}\u0000tail`;
+    const err = await create('with_nul', value).catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(RunplaneError);
+    expect((err as RunplaneError).status).toBe(400);
+    expect((err as RunplaneError).message).toMatch(/value must not contain a NUL character/);
+    expect(JSON.stringify(err)).not.toContain(value.slice(0, 10));
+    const listed = await server.bus.request(VaultRpc.listSecrets, { ownerId: OWNER });
+    expect(listed.map((s) => s.name)).not.toContain('with_nul');
+  });
 });

@@ -130,18 +130,29 @@ export class LocalComputeProvider
       throw new WorkloadStartError(`workload ${spec.id} is already running`);
 
     const user = this.allocateUser(spec.id);
-    const child = spawn(argv[0], argv.slice(1), {
-      env: {
-        ...inheritedEnv(),
-        ...(user ? { HOME: user.home } : {}),
-        ...spec.env,
-        ...spec.secretEnv,
-      },
-      cwd: user?.home ?? this.options.cwd,
-      ...(user ? { uid: user.uid, gid: user.uid } : {}),
-      stdio: ['ignore', 'pipe', 'pipe'],
-      detached: true, // own process group: kill(-pid) reaches its children too
-    });
+    let child: ChildProcess;
+    try {
+      child = spawn(argv[0], argv.slice(1), {
+        env: {
+          ...inheritedEnv(),
+          ...(user ? { HOME: user.home } : {}),
+          ...spec.env,
+          ...spec.secretEnv,
+        },
+        cwd: user?.home ?? this.options.cwd,
+        ...(user ? { uid: user.uid, gid: user.uid } : {}),
+        stdio: ['ignore', 'pipe', 'pipe'],
+        detached: true, // own process group: kill(-pid) reaches its children too
+      });
+    } catch (err) {
+      // Node's message quotes the offending argument or env value, which may be a resolved secret:
+      // only its code is kept (it is logged and shown on the Pod).
+      if (user) this.releaseUser(user);
+      const code = (err as NodeJS.ErrnoException).code ?? 'ERR_SPAWN';
+      throw new WorkloadStartError(
+        `cannot start ${spec.id}: an argument or environment value is not valid for a process (${code}; e.g. it holds a NUL character)`,
+      );
+    }
     const spawned = new Promise<void>((resolve, reject) => {
       child.once('spawn', resolve);
       child.once('error', (err: NodeJS.ErrnoException) => {
@@ -154,7 +165,7 @@ export class LocalComputeProvider
             ? `command not found: ${argv[0]}${hint}`
             : err.code === 'EACCES'
               ? `permission denied: ${argv[0]}`
-              : err.message;
+              : `spawn failed (${err.code ?? 'unknown error'})`; // never err.message: it may quote values
         reject(new WorkloadStartError(`cannot start ${spec.id}: ${reason}`));
       });
     });

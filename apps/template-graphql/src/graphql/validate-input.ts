@@ -17,6 +17,7 @@ export function validatedInput<T extends object>(
   const errors = validateSync(instance, {
     forbidUnknownValues: false,
     validationError: { target: false, value: false },
+    stopAtFirstError: true, // one message per field
   });
   if (errors.length) throw invalid(flattenValidationErrors(errors));
   return instance;
