@@ -53,7 +53,7 @@ export class RunplaneConfig {
    * Unknown API keys one client address may present per RUNPLANE_AUTH_FAILURE_WINDOW_S on one
    * instance before every key it presents gets 429 for the rest of the window; 0 turns it off.
    */
-  @Transform(toInt) @IsInt() @Min(0) RUNPLANE_AUTH_FAILURE_LIMIT = 20;
+  @Transform(toInt) @IsInt() @Min(0) RUNPLANE_AUTH_FAILURE_LIMIT = 100;
   @Transform(toInt) @IsInt() @Min(1) RUNPLANE_AUTH_FAILURE_WINDOW_S = 60;
 
   /** Time a client has to send a request's headers. */
