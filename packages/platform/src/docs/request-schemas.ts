@@ -13,6 +13,9 @@ const SCHEMA_OPTIONS: Partial<IOptions> = {
   additionalConverters: {
     // Custom decorators of @runplane/contracts, by their class-validator name.
     isStringMap: { type: 'object', additionalProperties: { type: 'string' } },
+    // A rule on the value only (no NUL), nothing the schema can say; without a converter it
+    // would become a `$ref` to the design type (`Array` for `each`).
+    hasNoNul: {},
     [IS_URL]: { type: 'string', format: 'uri' },
   },
 };
