@@ -1,4 +1,5 @@
 import { Injectable } from '@nestjs/common';
+import { Bus } from '@runplane/bus';
 import { boolSetting, environmentOf, intSetting, RunplaneConfig } from '@runplane/platform';
 
 /**
@@ -8,8 +9,9 @@ import { boolSetting, environmentOf, intSetting, RunplaneConfig } from '@runplan
 @Injectable()
 export class WebhookSettings {
   /**
-   * Calls to private, loopback and link-local addresses. Refused unless the operator allows them,
-   * standalone too: a tenant's webhook must not reach the server's own or its network's services.
+   * Calls to private, loopback and link-local addresses: allowed on a standalone server (one
+   * machine, whose receivers are usually local), refused in cluster mode. Either way no answer is
+   * ever recorded, so a webhook cannot read what an internal address says.
    */
   readonly allowPrivate: boolean;
   /** Attempts per delivery: the first and 2 retries. */
@@ -26,9 +28,9 @@ export class WebhookSettings {
   /** Bytes of a receiver's answer read at most; all are dropped (only the status is recorded). */
   readonly maxResponseBytes: number;
 
-  constructor(config: RunplaneConfig) {
+  constructor(config: RunplaneConfig, bus: Bus) {
     const env = environmentOf(config);
-    this.allowPrivate = boolSetting(env, 'WEBHOOK_ALLOW_PRIVATE', false);
+    this.allowPrivate = boolSetting(env, 'WEBHOOK_ALLOW_PRIVATE', bus.kind === 'in-process');
     this.maxAttempts = intSetting(env, 'WEBHOOK_MAX_ATTEMPTS', 3, 1, 20);
     this.retryDelayMs = intSetting(env, 'WEBHOOK_RETRY_DELAY_MS', 10_000, 10, 3_600_000);
     this.timeoutMs = intSetting(env, 'WEBHOOK_TIMEOUT_MS', 10_000, 100, 120_000);

@@ -160,10 +160,10 @@ describe('webhook-sender: a tenant cannot read what an internal address answers'
     );
   }
 
-  it('by default the internal address is never called, also on redeliver; nothing of its answer is shown', async () => {
-    // No WEBHOOK_ALLOW_PRIVATE: the default of every mode.
+  it('with private targets refused (the cluster default) the internal address is never called, also on redeliver; nothing of its answer is shown', async () => {
     const server = await startTestServer([secretsVaultService, webhookSenderService], {
       ...FAST_ENV,
+      WEBHOOK_ALLOW_PRIVATE: 'false',
       WEBHOOK_MAX_ATTEMPTS: '1',
     });
     try {
@@ -195,7 +195,7 @@ describe('webhook-sender: a tenant cannot read what an internal address answers'
     }
   }, 60_000);
 
-  it('with private targets allowed by the operator, only the status is recorded: no body, header or redirect target', async () => {
+  it('with private targets allowed (the standalone default), only the status is recorded: no body, header or redirect target', async () => {
     const server = await startSender({ WEBHOOK_MAX_ATTEMPTS: '1' });
     try {
       const { userId, auth } = await tenant(server);
