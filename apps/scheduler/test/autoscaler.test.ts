@@ -96,6 +96,7 @@ describe('autoscaler with a stand-in pod-rest', () => {
         slsVersion: 1,
         gpuTypeId: 'NVIDIA L4',
       });
+      expect(s.templateRevision).toBeUndefined(); // its owner's own template: the current revision
       const wid = s.workerId;
       const base = `${h.server.url}/v2/${ep}`;
       expect(s.env).toEqual({
@@ -168,6 +169,20 @@ describe('autoscaler with a stand-in pod-rest', () => {
           'stopped worker forgotten',
         );
         expect(startsOf(low)).toEqual([]); // 2 s and more with a low-priority job queued longer than scalerValue
+      },
+    );
+
+    scenario(
+      "an endpoint on another user's template starts workers from its pinned revision",
+      async () => {
+        h.templates.add('tpl-foreign');
+        h.templateOwners.set('tpl-foreign', 'someone-else');
+        h.templateRevisions.set('tpl-foreign', 3);
+        const ep = await endpoint({ templateId: 'tpl-foreign', workersMin: 1, workersMax: 1 });
+        expect(await nthStart(ep, 1)).toMatchObject({
+          templateId: 'tpl-foreign',
+          templateRevision: 3,
+        });
       },
     );
 
@@ -492,6 +507,7 @@ describe('autoscaler with a stand-in pod-rest', () => {
   for (const name of [
     'keeps workersMin workers with the worker protocol environment',
     'scales from zero for a job at once, never for low-priority jobs, and stops idle workers',
+    "an endpoint on another user's template starts workers from its pinned revision",
     'rolling release: a new version replaces the idle worker',
     'a busy worker is never stopped; stopPod replaces a worker once it is free',
     'a stopped worker still polling while it shuts down gets no job and does not come back as an external worker',

@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { ENDPOINT_DEFAULTS, PodRpc, SchedulerRpc, TemplateEvents } from '@runplane/contracts';
+import { EndpointsRepository } from '../src/endpoints/endpoints.repository.js';
 import { EndpointsService } from '../src/endpoints/endpoints.service.js';
 import { OTHER, OWNER, startHarness, until, type Harness } from './support.js';
 
@@ -142,24 +143,71 @@ describe('endpoints over the bus', () => {
     ).toMatchObject({ version: 3, workersMin: 0, workersMax: 2 });
   });
 
-  it('a TemplateEvents.updated event bumps the version of every endpoint on that template', async () => {
+  it("a TemplateEvents.updated event bumps the version of the template owner's endpoints on it only", async () => {
     h.templates.add('tpl-event');
+    h.templateOwners.set('tpl-event', OWNER); // OWNER's public template, used by OTHER too
     const a = await h.endpoint({ templateId: 'tpl-event' });
     const b = await h.endpoint({ templateId: 'tpl-event' }, OTHER);
     const c = await h.endpoint({ templateId: 'tpl-1' });
-    await h.server.bus.publish(TemplateEvents.updated, { templateId: 'tpl-event', ownerId: OWNER });
+    h.templateRevisions.set('tpl-event', 2);
+    await h.server.bus.publish(TemplateEvents.updated, {
+      templateId: 'tpl-event',
+      ownerId: OWNER,
+      revision: 2,
+    });
     await until(
       async () =>
         (await h.call(SchedulerRpc.getEndpoint, { ownerId: OWNER, endpointId: a })).version === 2,
       10_000,
       'version bump',
     );
-    expect(
-      (await h.call(SchedulerRpc.getEndpoint, { ownerId: OTHER, endpointId: b })).version,
-    ).toBe(2);
-    expect(
-      (await h.call(SchedulerRpc.getEndpoint, { ownerId: OWNER, endpointId: c })).version,
-    ).toBe(1);
+    const endpoints = h.server.app.get(EndpointsRepository, { strict: false });
+    expect(await endpoints.find(a)).toMatchObject({ version: 2, templateRevision: null });
+    // OTHER's endpoint keeps running revision 1 until OTHER sets its template again.
+    expect(await endpoints.find(b)).toMatchObject({ version: 1, templateRevision: 1 });
+    expect(await endpoints.find(c)).toMatchObject({ version: 1 });
+    // Any other change leaves it pinned; setting templateId, even the same one, moves it on.
+    await h.call(SchedulerRpc.updateEndpoint, {
+      ownerId: OTHER,
+      endpointId: b,
+      changes: { workersMax: 1 },
+    });
+    expect(await endpoints.find(b)).toMatchObject({ version: 1, templateRevision: 1 });
+    const moved = await h.call(SchedulerRpc.updateEndpoint, {
+      ownerId: OTHER,
+      endpointId: b,
+      changes: { templateId: 'tpl-event' },
+    });
+    expect(moved.version).toBe(2);
+    expect(await endpoints.find(b)).toMatchObject({ version: 2, templateRevision: 2 });
+    // The same again changes nothing: it already runs the current revision.
+    await h.call(SchedulerRpc.updateEndpoint, {
+      ownerId: OTHER,
+      endpointId: b,
+      changes: { templateId: 'tpl-event' },
+    });
+    expect(await endpoints.find(b)).toMatchObject({ version: 2, templateRevision: 2 });
+    // The template owner's own endpoint follows: setting templateId pins nothing.
+    await h.call(SchedulerRpc.updateEndpoint, {
+      ownerId: OWNER,
+      endpointId: a,
+      changes: { templateId: 'tpl-event' },
+    });
+    expect(await endpoints.find(a)).toMatchObject({ version: 2, templateRevision: null });
+  });
+
+  it("pins another user's endpoint that still follows the template (made before pinning) to the revision before the change", async () => {
+    h.templates.add('tpl-legacy');
+    const legacy = await h.endpoint({ templateId: 'tpl-legacy' }, OTHER);
+    const endpoints = h.server.app.get(EndpointsRepository, { strict: false });
+    expect(await endpoints.find(legacy)).toMatchObject({ templateRevision: null });
+    await h.call(SchedulerRpc.releaseTemplate, {
+      templateId: 'tpl-legacy',
+      eventId: 'evt-legacy-1',
+      ownerId: OWNER,
+      revision: 4,
+    });
+    expect(await endpoints.find(legacy)).toMatchObject({ version: 1, templateRevision: 3 });
   });
 
   it('tells template-graphql how many endpoints (of any user) use a template', async () => {
@@ -182,12 +230,13 @@ describe('endpoints over the bus', () => {
     h.templates.add('tpl-dedupe');
     const id = await h.endpoint({ templateId: 'tpl-dedupe' });
     const endpoints = h.server.app.get(EndpointsService, { strict: false });
-    await endpoints.templateUpdated('tpl-dedupe', 'evt-dedupe-1');
-    await endpoints.templateUpdated('tpl-dedupe', 'evt-dedupe-1'); // a redelivery
+    const release = { templateId: 'tpl-dedupe', ownerId: OWNER };
+    await endpoints.templateUpdated(release, 'evt-dedupe-1');
+    await endpoints.templateUpdated(release, 'evt-dedupe-1'); // a redelivery
     expect(
       (await h.call(SchedulerRpc.getEndpoint, { ownerId: OWNER, endpointId: id })).version,
     ).toBe(2);
-    await endpoints.templateUpdated('tpl-dedupe', 'evt-dedupe-2');
+    await endpoints.templateUpdated(release, 'evt-dedupe-2');
     expect(
       (await h.call(SchedulerRpc.getEndpoint, { ownerId: OWNER, endpointId: id })).version,
     ).toBe(3);
@@ -200,6 +249,7 @@ describe('endpoints over the bus', () => {
       await h.call(SchedulerRpc.releaseTemplate, {
         templateId: 'tpl-release',
         eventId: 'evt-release-1',
+        ownerId: OWNER,
       }),
     ).toEqual({ ok: true });
     expect(
@@ -207,7 +257,7 @@ describe('endpoints over the bus', () => {
     ).toBe(2);
     await h.server.app
       .get(EndpointsService, { strict: false })
-      .templateUpdated('tpl-release', 'evt-release-1'); // the event arrives
+      .templateUpdated({ templateId: 'tpl-release', ownerId: OWNER }, 'evt-release-1'); // the event arrives
     expect(
       (await h.call(SchedulerRpc.getEndpoint, { ownerId: OWNER, endpointId: id })).version,
     ).toBe(2);

@@ -25,6 +25,10 @@ export interface Harness {
   server: TestServer;
   /** Template ids the stand-in template-graphql knows. */
   templates: Set<string>;
+  /** Owners of templates that belong to someone (public ones); others belong to whoever asks. */
+  templateOwners: Map<string, string>;
+  /** Current revisions of templates (1 when not set). */
+  templateRevisions: Map<string, number>;
   /** How the stand-in answers: normally, as if no instance were up (503), or crashing (500). */
   templateService: 'up' | 'down' | 'crashing';
   call<Req, Res>(rpc: RpcDefinition<Req, Res>, payload: Req, timeoutMs?: number): Promise<Res>;
@@ -78,6 +82,8 @@ export async function startHarness(env: Record<string, string> = {}): Promise<Ha
   const h: Harness = {
     server,
     templates,
+    templateOwners: new Map(),
+    templateRevisions: new Map(),
     templateService: 'up',
     call,
     async error(rpc, payload) {
@@ -109,7 +115,7 @@ export async function startHarness(env: Record<string, string> = {}): Promise<Ha
     },
     stop: () => server.stop(),
   };
-  await server.bus.serve(TemplateRpc.get, async ({ templateId }) => {
+  await server.bus.serve(TemplateRpc.get, async ({ ownerId, templateId, withRevision }) => {
     // What the bus answers when no template-graphql instance is up.
     if (h.templateService === 'down')
       throw RunplaneError.unavailable(
@@ -118,7 +124,12 @@ export async function startHarness(env: Record<string, string> = {}): Promise<Ha
     if (h.templateService === 'crashing') throw new Error('template-graphql fault');
     if (!templates.has(templateId))
       throw RunplaneError.notFound(`template ${templateId} not found`);
-    return template(templateId);
+    if (!withRevision) return template(templateId);
+    return {
+      ...template(templateId),
+      revision: h.templateRevisions.get(templateId) ?? 1,
+      owned: (h.templateOwners.get(templateId) ?? ownerId) === ownerId,
+    };
   });
   return h;
 }

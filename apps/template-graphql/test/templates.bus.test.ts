@@ -219,9 +219,16 @@ describe('template-graphql: TemplateRpc over the bus', () => {
     // Published before the reply: already on the bus (delivery to the consumer is asynchronous).
     expect(await db.outboxEvent.count()).toBe(0);
     await waitForEvents(1);
-    expect(events.map((e) => e.payload)).toEqual([{ templateId: t.id, ownerId: ALICE }]);
+    expect(events.map((e) => e.payload)).toEqual([
+      { templateId: t.id, ownerId: ALICE, revision: 2 },
+    ]);
     // The scheduler was also asked to apply the release before the answer, under the event's id.
-    expect(releases).toContainEqual({ templateId: t.id, eventId: events[0].id });
+    expect(releases).toContainEqual({
+      templateId: t.id,
+      eventId: events[0].id,
+      ownerId: ALICE,
+      revision: 2,
+    });
 
     // Nothing actually changes: no event (no needless rolling release).
     const same = await server.bus.request(TemplateRpc.update, {
@@ -387,6 +394,53 @@ describe('template-graphql: TemplateRpc over the bus', () => {
     ).rejects.toMatchObject({ status: 400 });
   });
 
+  it('keeps every revision: get answers a past one (while the template is readable), and with withRevision says the current one and who owns it', async () => {
+    const v1 = await create(ALICE, {
+      name: uniq('rev'),
+      isPublic: true,
+      dockerStartCmd: ['run', 'v1'],
+      env: { RELEASE: 'v1' },
+    });
+    const get = (ownerId: string, extra: Record<string, unknown> = {}) =>
+      server.bus.request(TemplateRpc.get, { ownerId, templateId: v1.id, ...extra });
+    expect(await get(BOB, { withRevision: true })).toEqual({ ...v1, revision: 1, owned: false });
+    expect(await get(ALICE, { withRevision: true })).toEqual({ ...v1, revision: 1, owned: true });
+
+    const v2 = await server.bus.request(TemplateRpc.update, {
+      ownerId: ALICE,
+      templateId: v1.id,
+      changes: { dockerStartCmd: ['run', 'v2'], env: { RELEASE: 'v2' }, readme: 'new' },
+    });
+    // Nothing changed: no new revision.
+    await server.bus.request(TemplateRpc.update, {
+      ownerId: ALICE,
+      templateId: v1.id,
+      changes: { env: { RELEASE: 'v2' } },
+    });
+    expect(await get(BOB)).toEqual(v2); // no revision fields unless asked (REST shows this answer)
+    expect(await get(BOB, { withRevision: true })).toMatchObject({ revision: 2, owned: false });
+    // Revision 1 runs what it ran; name, readme and visibility are the template's current ones.
+    expect(await get(BOB, { revision: 1 })).toEqual({
+      ...v2,
+      dockerStartCmd: ['run', 'v1'],
+      env: { RELEASE: 'v1' },
+    });
+    expect(await get(BOB, { revision: 2 })).toEqual(v2);
+    await expect(get(BOB, { revision: 3 })).rejects.toMatchObject({
+      status: 404,
+      message: `template ${v1.id} has no revision 3`,
+    });
+    // Private again: no revision of it is readable by others.
+    await server.bus.request(TemplateRpc.update, {
+      ownerId: ALICE,
+      templateId: v1.id,
+      changes: { isPublic: false },
+    });
+    await expect(get(BOB, { revision: 1 })).rejects.toMatchObject({ status: 404 });
+    expect(await get(ALICE, { revision: 1 })).toMatchObject({ env: { RELEASE: 'v1' } });
+    await expect(get(ALICE, { revision: 0 })).rejects.toMatchObject({ status: 400 });
+  });
+
   it('keeps the event when publishing fails, and a later relay pass publishes it once', async () => {
     const t = await create(ALICE, { name: uniq('outbox') });
     events.length = 0;
@@ -401,7 +455,7 @@ describe('template-graphql: TemplateRpc over the bus', () => {
     const [pending] = await db.outboxEvent.findMany();
     expect(pending).toMatchObject({
       subject: TemplateEvents.updated.subject,
-      payload: { templateId: t.id, ownerId: ALICE },
+      payload: { templateId: t.id, ownerId: ALICE, revision: 2 },
       attempts: 1,
     });
     expect(events).toHaveLength(0);
@@ -418,7 +472,7 @@ describe('template-graphql: TemplateRpc over the bus', () => {
     relay.kick();
     await waitForEvents(1);
     expect(events.map((e) => [e.id, e.payload])).toEqual([
-      [pending.id, { templateId: t.id, ownerId: ALICE }],
+      [pending.id, { templateId: t.id, ownerId: ALICE, revision: 2 }],
     ]);
     expect(await db.outboxEvent.count()).toBe(0);
   });

@@ -58,8 +58,8 @@ describe('templates, secrets and rolling releases (standalone)', () => {
   let url: string;
   const responses: HttpResult[] = [];
 
-  const call = async (method: string, route: string, body?: unknown) => {
-    const res = await http(method, `${url}${route}`, { key: `Bearer ${ADMIN_KEY}`, body });
+  const call = async (method: string, route: string, body?: unknown, key = ADMIN_KEY) => {
+    const res = await http(method, `${url}${route}`, { key: `Bearer ${key}`, body });
     responses.push(res);
     return res;
   };
@@ -90,10 +90,10 @@ describe('templates, secrets and rolling releases (standalone)', () => {
     return res.body as { id: string; version: number };
   };
   /** Submits a job and waits for its end (the first one waits for its worker to start). */
-  const runJob = async (ep: string, input: unknown) => {
-    const id = (await call('POST', `/v2/${ep}/run`, { input })).body.id as string;
+  const runJob = async (ep: string, input: unknown, key = ADMIN_KEY) => {
+    const id = (await call('POST', `/v2/${ep}/run`, { input }, key)).body.id as string;
     const done = await eventually(async () => {
-      const s = (await call('GET', `/v2/${ep}/status/${id}`)).body;
+      const s = (await call('GET', `/v2/${ep}/status/${id}`, undefined, key)).body;
       return ['COMPLETED', 'FAILED', 'CANCELLED', 'TIMED_OUT'].includes(s.status) && s;
     }, `job ${id} to finish`);
     expect(done.status).toBe('COMPLETED');
@@ -316,4 +316,115 @@ describe('templates, secrets and rolling releases (standalone)', () => {
       90_000,
     );
   }, 180_000);
+
+  it("a public template's owner cannot change what another user's endpoint runs: it stays on its revision, scaled-up workers too, until its owner sets templateId again", async () => {
+    // Two ordinary users, made with the admin key.
+    const userKey = async (name: string) => {
+      const user = await call('POST', '/v1/users', { name });
+      expect(user.status).toBeLessThan(300);
+      const key = await call('POST', '/v1/apikeys', {
+        name: `${name}-key`,
+        userId: user.body.id,
+        scope: 'readwrite',
+      });
+      expect(key.status).toBeLessThan(300);
+      return key.body.key as string;
+    };
+    const [alice, bob] = [await userKey('alice-pub'), await userKey('bob-pub')];
+    const as = (key: string) => (method: string, route: string, body?: unknown) =>
+      call(method, route, body, key);
+    const [A, B] = [as(alice), as(bob)];
+    const probe = ['RELEASE', 'RUNPOD_POD_ID'];
+
+    const tpl = await A('POST', '/v1/templates', {
+      name: `public-${randomBytes(4).toString('hex')}`,
+      imageName: 'runplane-e2e/probe:1',
+      isServerless: true,
+      isPublic: true,
+      dockerStartCmd: [process.execPath, PROBE_WORKER],
+      env: { RELEASE: 'v1' },
+    });
+    expect(tpl.status).toBe(200);
+    const endpointOf = async (call: typeof A) => {
+      const res = await call('POST', '/v1/endpoints', {
+        name: 'public-template',
+        templateId: tpl.body.id,
+        workersMin: 1,
+        workersMax: 1,
+      });
+      expect(res.status).toBe(200);
+      return res.body.id as string;
+    };
+    const [epA, epB] = [await endpointOf(A), await endpointOf(B)];
+    expect((await runJob(epB, { env: probe }, bob)).RELEASE).toBe('v1');
+    expect((await runJob(epA, { env: probe }, alice)).RELEASE).toBe('v1');
+    const versionOf = async (call: typeof A, ep: string) =>
+      (await call('GET', `/v1/endpoints/${ep}`)).body.version as number;
+    const bobsVersion = await versionOf(B, epB);
+
+    // Alice changes her template's command and env.
+    const update = await A('POST', `/v1/templates/${tpl.body.id}/update`, {
+      dockerStartCmd: [process.execPath, PROBE_WORKER, '--v2'],
+      env: { RELEASE: 'v2' },
+    });
+    expect(update.status).toBe(200);
+    // Her own endpoint rolls out v2 ...
+    await eventually(
+      async () => (await runJob(epA, { env: probe }, alice)).RELEASE === 'v2',
+      "v2 on alice's endpoint",
+      90_000,
+    );
+    // ... Bob's keeps its version, and every worker it runs, a newly started one too, runs v1.
+    expect(await versionOf(B, epB)).toBe(bobsVersion);
+    expect((await runJob(epB, { env: probe }, bob)).RELEASE).toBe('v1');
+    expect(
+      (await B('PATCH', `/v1/endpoints/${epB}`, { workersMin: 2, workersMax: 2 })).status,
+    ).toBe(200);
+    /** Two jobs held at once (so both workers answer); their outputs. */
+    const bothWorkers = async (ep: string, key: string) => {
+      const gate = path.join(workDir, `gate-${randomBytes(4).toString('hex')}`);
+      const ids = await Promise.all(
+        [0, 1].map(
+          async () =>
+            (
+              await call(
+                'POST',
+                `/v2/${ep}/run`,
+                { input: { wait_for_file: gate, env: probe } },
+                key,
+              )
+            ).body.id as string,
+        ),
+      );
+      await eventually(
+        async () =>
+          (await call('GET', `/v2/${ep}/health`, undefined, key)).body.jobs.inProgress === 2,
+        'both workers busy',
+        90_000,
+      );
+      fs.writeFileSync(gate, '');
+      return Promise.all(
+        ids.map((id) =>
+          eventually(async () => {
+            const s = (await call('GET', `/v2/${ep}/status/${id}`, undefined, key)).body;
+            return s.status === 'COMPLETED' && s.output;
+          }, 'held jobs'),
+        ),
+      );
+    };
+    const scaled = await bothWorkers(epB, bob);
+    expect(scaled.map((o) => o.RELEASE)).toEqual(['v1', 'v1']);
+    expect(scaled[0].RUNPOD_POD_ID).not.toBe(scaled[1].RUNPOD_POD_ID);
+    expect(await versionOf(B, epB)).toBe(bobsVersion);
+
+    // Bob moves his endpoint on explicitly: the same templateId again.
+    const moved = await B('PATCH', `/v1/endpoints/${epB}`, { templateId: tpl.body.id });
+    expect(moved.status).toBe(200);
+    expect(moved.body.version).toBe(bobsVersion + 1);
+    await eventually(
+      async () => (await bothWorkers(epB, bob)).every((o) => o.RELEASE === 'v2'),
+      "every worker of bob's endpoint on v2",
+      120_000,
+    );
+  }, 300_000);
 });

@@ -134,9 +134,11 @@ export class WorkersService
     if (existing) return this.alreadyStarted(existing, request);
     await this.runPolicy.assertMayRun(request.ownerId);
 
+    // The endpoint's pinned revision when it runs another user's template: never that user's newer code.
     const template = await this.bus.request(TemplateRpc.get, {
       ownerId: request.ownerId,
       templateId: request.templateId,
+      revision: request.templateRevision,
     });
     if (
       template.dockerEntrypoint.length + template.dockerStartCmd.length === 0 &&

@@ -240,6 +240,7 @@ export class Autoscaler implements OnApplicationBootstrap, OnModuleDestroy {
           workerId,
           endpointId: endpoint.id,
           templateId: endpoint.templateId,
+          templateRevision: endpoint.templateRevision ?? undefined,
           slsVersion: endpoint.version,
           gpuTypeId: endpoint.gpuTypeIds[0],
           // The endpoint's hardware: the worker Pod is sized and priced like it (and gets its GPUs on Kubernetes).

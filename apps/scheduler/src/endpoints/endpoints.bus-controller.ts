@@ -52,13 +52,13 @@ export class EndpointsBusController {
   /** The same rolling release, asked for directly by template-graphql before it answers an update. */
   @OnRpc(SchedulerRpc.releaseTemplate)
   async releaseTemplate(@Payload() request: TemplateReleaseRequest) {
-    await this.endpoints.templateUpdated(request.templateId, request.eventId);
+    await this.endpoints.templateUpdated(request, request.eventId);
     return { ok: true as const };
   }
 
-  /** Rolling release: every endpoint on the template gets a new version, once per event. */
+  /** Rolling release: the template owner's endpoints on it get a new version, once per event. */
   @OnEvent(TemplateEvents.updated, 'scheduler')
   templateUpdated(@Payload() event: TemplateUpdatedEvent, @Ctx() ctx: BusContext) {
-    return this.endpoints.templateUpdated(event.templateId, ctx.getHeaders()['runplane-event-id']);
+    return this.endpoints.templateUpdated(event, ctx.getHeaders()['runplane-event-id']);
   }
 }

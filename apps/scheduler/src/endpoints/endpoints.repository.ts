@@ -11,6 +11,13 @@ export type NewEndpoint = Omit<
   Prisma.EndpointCreateInput,
   'createdAt' | 'version' | 'startFailures' | 'startBackoffUntil'
 >;
+/** A template change: its owner's endpoints follow it; `revision` is the one the change made. */
+export interface TemplateRelease {
+  templateId: string;
+  ownerId: string;
+  revision?: number;
+}
+
 export type EndpointChanges = Omit<
   Prisma.EndpointUpdateInput,
   'id' | 'ownerId' | 'version' | 'createdAt' | 'startFailures' | 'startBackoffUntil'
@@ -62,11 +69,16 @@ export class EndpointsRepository {
   }
 
   /**
-   * Rolling release of every endpoint using the template; returns their ids. With the event's id
-   * the bump happens once per event: the id is recorded in the same transaction, so a redelivered
-   * event finds it and changes nothing.
+   * Rolling release of the template owner's endpoints on it (those following it); returns their
+   * ids. Other users' endpoints on it that still follow it (created before endpoints were pinned)
+   * are pinned to the revision before this change, the one they ran. With the event's id this
+   * happens once per event: the id is recorded in the same transaction, so a redelivered event
+   * finds it and changes nothing.
    */
-  async bumpVersionForTemplate(templateId: string, eventId?: string): Promise<string[]> {
+  async releaseTemplate(
+    { templateId, ownerId, revision }: TemplateRelease,
+    eventId?: string,
+  ): Promise<string[]> {
     return this.db.$transaction(async (tx) => {
       if (eventId) {
         const { count } = await tx.processedEvent.createMany({
@@ -75,12 +87,15 @@ export class EndpointsRepository {
         });
         if (!count) return [];
       }
-      const rows = await tx.endpoint.findMany({ where: { templateId }, select: { id: true } });
-      if (rows.length)
+      if (revision !== undefined)
         await tx.endpoint.updateMany({
-          where: { templateId },
-          data: { version: { increment: 1 } },
+          where: { templateId, ownerId: { not: ownerId }, templateRevision: null },
+          data: { templateRevision: revision - 1 },
         });
+      const following = { templateId, ownerId, templateRevision: null };
+      const rows = await tx.endpoint.findMany({ where: following, select: { id: true } });
+      if (rows.length)
+        await tx.endpoint.updateMany({ where: following, data: { version: { increment: 1 } } });
       return rows.map((r) => r.id);
     });
   }

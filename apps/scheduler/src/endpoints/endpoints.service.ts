@@ -25,11 +25,13 @@ import {
   EndpointsRepository,
   type EndpointChanges,
   type EndpointRow,
+  type TemplateRelease,
 } from './endpoints.repository.js';
 
-/** Fields whose change needs workers started anew (a rolling release), besides the template. */
+/** Fields whose change needs workers started anew (a rolling release). */
 const RELEASE_FIELDS = [
   'templateId',
+  'templateRevision',
   'gpuTypeIds',
   'gpuCount',
   'cpuFlavorIds',
@@ -71,7 +73,7 @@ export class EndpointsService {
   }
 
   async create({ ownerId, endpoint }: CreateEndpointRequest): Promise<Endpoint> {
-    await this.checkTemplate(ownerId, endpoint.templateId);
+    const templateRevision = await this.checkTemplate(ownerId, endpoint.templateId);
     const min = endpoint.workersMin ?? ENDPOINT_DEFAULTS.workersMin;
     const max = endpoint.workersMax ?? ENDPOINT_DEFAULTS.workersMax;
     checkWorkerRange(min, max);
@@ -81,6 +83,7 @@ export class EndpointsService {
         ownerId,
         name: endpoint.name ?? '',
         templateId: endpoint.templateId,
+        templateRevision,
         computeType: endpoint.computeType ?? ENDPOINT_DEFAULTS.computeType,
         gpuTypeIds: endpoint.gpuTypeIds ?? [],
         gpuCount: endpoint.gpuCount ?? ENDPOINT_DEFAULTS.gpuCount,
@@ -110,16 +113,22 @@ export class EndpointsService {
     return toEndpoint(await this.requireOwned(ownerId, endpointId));
   }
 
-  /** Applies the changes; a new template or hardware bumps `version` (rolling release). */
+  /**
+   * Applies the changes; a new template (or template revision) or hardware bumps `version` (rolling
+   * release). Setting `templateId`, even to the same id, moves an endpoint on another user's
+   * template to that template's current revision: the explicit step its owner takes to run it.
+   */
   async update({ ownerId, endpointId, changes }: UpdateEndpointRequest): Promise<Endpoint> {
     const current = await this.requireOwned(ownerId, endpointId, true);
-    if (changes.templateId !== undefined && changes.templateId !== current.templateId)
-      await this.checkTemplate(ownerId, changes.templateId);
+    const templateRevision =
+      changes.templateId === undefined
+        ? current.templateRevision
+        : await this.checkTemplate(ownerId, changes.templateId);
     checkWorkerRange(
       changes.workersMin ?? current.workersMin,
       changes.workersMax ?? current.workersMax,
     );
-    const data = pickDefined(changes);
+    const data = { ...pickDefined(changes), templateRevision };
     const release = RELEASE_FIELDS.some(
       (f) =>
         f in data &&
@@ -150,9 +159,13 @@ export class EndpointsService {
     return { endpoints: await this.endpoints.countUsingTemplate(templateId) };
   }
 
-  /** `TemplateEvents.updated`: every endpoint on the template rolls out a new version. */
-  async templateUpdated(templateId: string, eventId?: string): Promise<void> {
-    const ids = await this.endpoints.bumpVersionForTemplate(templateId, eventId);
+  /**
+   * `TemplateEvents.updated`: the template owner's endpoints on it roll out a new version. Other
+   * users' endpoints keep the revision they run (their owner moves them on by setting templateId).
+   */
+  async templateUpdated(release: TemplateRelease, eventId?: string): Promise<void> {
+    const { templateId } = release;
+    const ids = await this.endpoints.releaseTemplate(release, eventId);
     if (ids.length)
       this.logger.info(
         { templateId, endpoints: ids },
@@ -161,10 +174,19 @@ export class EndpointsService {
     for (const id of ids) this.changes.changed(id, ANY_JOB, { scaling: true });
   }
 
-  /** The template must exist for the owner (or be public); template-graphql answers. */
-  private async checkTemplate(ownerId: string, templateId: string): Promise<void> {
+  /**
+   * The template must exist for the owner (or be public); template-graphql answers. Returns the
+   * revision to pin: another user's template is pinned to its current revision, so that user's
+   * later changes never reach this endpoint's workers; the caller's own is followed (null).
+   */
+  private async checkTemplate(ownerId: string, templateId: string): Promise<number | null> {
     try {
-      await this.bus.request(TemplateRpc.get, { ownerId, templateId }, { timeoutMs: 5000 });
+      const template = await this.bus.request(
+        TemplateRpc.get,
+        { ownerId, templateId, withRevision: true },
+        { timeoutMs: 5000 },
+      );
+      return template.owned || template.revision === undefined ? null : template.revision;
     } catch (err) {
       if (err instanceof RunplaneError && err.status === 404) {
         throw RunplaneError.badRequest(`templateId ${templateId} does not exist`, [

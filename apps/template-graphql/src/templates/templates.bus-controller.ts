@@ -4,6 +4,7 @@ import { OnRpc } from '@runplane/bus';
 import {
   CreateTemplateRequest,
   ListTemplatesRequest,
+  TemplateGetRequest,
   TemplateRpc,
   TemplateScopedRequest,
   UpdateTemplateRequest,
@@ -26,8 +27,13 @@ export class TemplatesBusController {
   }
 
   @OnRpc(TemplateRpc.get)
-  get(@Payload() request: TemplateScopedRequest) {
-    return this.templates.get(request.ownerId, request.templateId);
+  get(@Payload() request: TemplateGetRequest) {
+    return this.templates.getRevision(
+      request.ownerId,
+      request.templateId,
+      request.revision,
+      request.withRevision,
+    );
   }
 
   @OnRpc(TemplateRpc.update)

@@ -1,13 +1,19 @@
 import { Injectable } from '@nestjs/common';
 import type { NewOutboxRow } from '@runplane/database';
-import { PrismaClient, Prisma, type Template } from '../generated/prisma/client.js';
+import {
+  PrismaClient,
+  Prisma,
+  type Template,
+  type TemplateRevision,
+} from '../generated/prisma/client.js';
 
 export type TemplateRow = Template;
+export type RevisionRow = TemplateRevision;
 /** Port labels are plain objects (JSON): typed here, stored as they are. */
 type Labels = { portsConfig?: Array<{ port: string; name: string }> };
 export type NewTemplate = Omit<
   Prisma.TemplateCreateInput,
-  'createdAt' | 'updatedAt' | 'portsConfig'
+  'createdAt' | 'updatedAt' | 'portsConfig' | 'revision' | 'revisions'
 > &
   Labels;
 export type TemplateChanges = Labels &
@@ -40,9 +46,14 @@ const isNotFound = (err: unknown) =>
 export class TemplatesRepository {
   constructor(private readonly db: PrismaClient) {}
 
+  /** The template with its revision 1. */
   async create(template: NewTemplate): Promise<TemplateRow | typeof NAME_TAKEN> {
     try {
-      return await this.db.template.create({ data: template as Prisma.TemplateCreateInput });
+      return await this.db.$transaction(async (tx) => {
+        const row = await tx.template.create({ data: template as Prisma.TemplateCreateInput });
+        await tx.templateRevision.create({ data: snapshot(row) });
+        return row;
+      });
     } catch (err) {
       if (isUniqueViolation(err)) return NAME_TAKEN;
       throw err;
@@ -80,27 +91,38 @@ export class TemplatesRepository {
     return this.db.template.findUnique({ where: { ownerId_name: { ownerId, name } } });
   }
 
+  /** What revision `revision` of the template runs, or null when there is no such revision. */
+  findRevision(templateId: string, revision: number): Promise<RevisionRow | null> {
+    return this.db.templateRevision.findUnique({
+      where: { templateId_revision: { templateId, revision } },
+    });
+  }
+
   /**
-   * Applies the changes and records `event` in one transaction, so the event exists exactly when
-   * the change does. Null when the template is not the owner's (or no longer exists).
+   * Applies the changes as the next revision and records the event `eventFor` makes of it, all in
+   * one transaction, so the event exists exactly when the change does. The update locks the row, so
+   * concurrent changes get consecutive revisions. Null when the template is not the owner's (or no
+   * longer exists).
    */
   async updateOwned(
     ownerId: string,
     id: string,
     changes: TemplateChanges,
-    event: NewOutboxRow,
+    eventFor: (row: TemplateRow) => NewOutboxRow,
   ): Promise<TemplateRow | null | typeof NAME_TAKEN> {
     try {
-      const [row] = await this.db.$transaction([
-        this.db.template.update({
+      return await this.db.$transaction(async (tx) => {
+        const row = await tx.template.update({
           where: { id, ownerId },
-          data: changes as Prisma.TemplateUpdateInput,
-        }),
-        this.db.outboxEvent.create({
+          data: { ...(changes as Prisma.TemplateUpdateInput), revision: { increment: 1 } },
+        });
+        await tx.templateRevision.create({ data: snapshot(row) });
+        const event = eventFor(row);
+        await tx.outboxEvent.create({
           data: { ...event, payload: event.payload as Prisma.InputJsonValue },
-        }),
-      ]);
-      return row;
+        });
+        return row;
+      });
     } catch (err) {
       if (isUniqueViolation(err)) return NAME_TAKEN;
       if (isNotFound(err)) return null;
@@ -113,4 +135,22 @@ export class TemplatesRepository {
     const { count } = await this.db.template.deleteMany({ where: { id, ownerId } });
     return count === 1;
   }
+}
+
+/** The fields of a template a workload runs, as its current revision. */
+function snapshot(row: TemplateRow): Prisma.TemplateRevisionUncheckedCreateInput {
+  return {
+    templateId: row.id,
+    revision: row.revision,
+    imageName: row.imageName,
+    containerDiskInGb: row.containerDiskInGb,
+    volumeInGb: row.volumeInGb,
+    volumeMountPath: row.volumeMountPath,
+    containerRegistryAuthId: row.containerRegistryAuthId,
+    dockerEntrypoint: row.dockerEntrypoint,
+    dockerStartCmd: row.dockerStartCmd,
+    env: row.env as Prisma.InputJsonValue,
+    ports: row.ports,
+    portsConfig: row.portsConfig as Prisma.InputJsonValue,
+  };
 }

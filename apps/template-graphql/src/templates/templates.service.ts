@@ -9,11 +9,12 @@ import {
   type PortLabel,
   type Template,
   type TemplateCreateDto,
+  type TemplateRevisionInfo,
   type TemplateUpdateDto,
   type TemplateUpdatedEvent,
 } from '@runplane/contracts';
 import { isDeepStrictEqual } from 'node:util';
-import { OutboxRelay } from '@runplane/database';
+import { OutboxRelay, type NewOutboxRow } from '@runplane/database';
 import { newTemplateId } from './template-ids.js';
 import { TemplateUsage } from './template-usage.js';
 import { toTemplate } from './template-view.js';
@@ -130,6 +131,34 @@ export class TemplatesService {
     return toTemplate(row);
   }
 
+  /**
+   * The template as a workload runs it: at `revision` (what a pinned endpoint runs) or the current
+   * one, readable while the template itself is (its owner's, or public). `withRevision` adds the
+   * current revision and whether the caller owns it, which the scheduler pins endpoints with.
+   */
+  async getRevision(
+    ownerId: string,
+    id: string,
+    revision?: number,
+    withRevision = false,
+  ): Promise<Template & Partial<TemplateRevisionInfo>> {
+    const row = await this.templates.findVisible(ownerId, id);
+    if (!row) throw notFound(id);
+    let template = toTemplate(row);
+    if (revision !== undefined && revision !== row.revision) {
+      const past = await this.templates.findRevision(id, revision);
+      if (!past)
+        throw RunplaneError.notFound(
+          `template ${id} has no revision ${revision}`,
+          'TEMPLATE_NOT_FOUND',
+        );
+      template = toTemplate({ ...row, ...past, id: row.id, createdAt: row.createdAt });
+    }
+    return withRevision
+      ? { ...template, revision: row.revision, owned: row.ownerId === ownerId }
+      : template;
+  }
+
   /** The owner's template (not a public one of someone else's: that is not theirs to change). */
   async getOwned(ownerId: string, id: string): Promise<Template> {
     const row = await this.templates.findOwned(ownerId, id);
@@ -145,8 +174,9 @@ export class TemplatesService {
   }
 
   /**
-   * Changes only the fields given. A real change is announced with `template.updated` (every
-   * endpoint using the template rolls out a new version); an update that changes nothing is not.
+   * Changes only the fields given. A real change makes a new revision and is announced with
+   * `template.updated` (the owner's endpoints on the template roll out a new version; other users'
+   * stay on their revision); an update that changes nothing is not.
    */
   async update(ownerId: string, id: string, input: TemplateUpdateDto): Promise<Template> {
     const current = await this.templates.findOwned(ownerId, id);
@@ -158,13 +188,19 @@ export class TemplatesService {
     if (!Object.keys(changes).length) return toTemplate(current);
     if (current.isServerless && typeof changes.volumeInGb === 'number' && changes.volumeInGb > 0)
       throw noVolumeForServerless(changes.volumeInGb);
-    const event = OutboxRelay.entry<TemplateUpdatedEvent>(TemplateEvents.updated, {
-      templateId: id,
-      ownerId,
+    // The event names the revision the change makes, known inside the repository's transaction.
+    const made: { event?: NewOutboxRow } = {};
+    const row = await this.templates.updateOwned(ownerId, id, changes, (updated) => {
+      made.event = OutboxRelay.entry<TemplateUpdatedEvent>(TemplateEvents.updated, {
+        templateId: id,
+        ownerId,
+        revision: updated.revision,
+      });
+      return made.event;
     });
-    const row = await this.templates.updateOwned(ownerId, id, changes, event);
     if (row === NAME_TAKEN) throw nameTaken(String(changes.name));
-    if (!row) throw notFound(id); // deleted meanwhile
+    const event = made.event;
+    if (!row || !event) throw notFound(id); // deleted meanwhile
     // Published before the reply; if that fails the outbox still has it. The scheduler also applies
     // the release directly (once per event id), so the caller's next read of an endpoint already
     // shows its new version; if it does not answer in time, the event does it a little later.
@@ -172,7 +208,7 @@ export class TemplatesService {
     await this.bus
       .request(
         SchedulerRpc.releaseTemplate,
-        { templateId: id, eventId: event.id },
+        { templateId: id, eventId: event.id, ownerId, revision: row.revision },
         { timeoutMs: 5000 },
       )
       .catch((err: unknown) =>

@@ -11,6 +11,8 @@ export class StartWorkerRequest extends OwnedRequest {
   @IsString() @IsNotEmpty() workerId!: string;
   @IsString() @IsNotEmpty() endpointId!: string;
   @IsString() @IsNotEmpty() templateId!: string;
+  /** The template revision the endpoint is pinned to (another user's public template); absent: the current one. */
+  @IsOptional() @IsInt() @Min(1) templateRevision?: number;
   @IsInt() @Min(1) slsVersion!: number;
   /** RUNPOD_* variables of the worker protocol; merged over the template's env. */
   @IsObject() env!: Record<string, string>;

@@ -179,13 +179,17 @@ export interface TemplateUsageResponse {
 }
 
 /**
- * A template changed: the rolling release of every endpoint on it, applied at once by
+ * A template changed: the rolling release of its owner's endpoints on it, applied at once by
  * template-graphql before it answers the update (so the caller's next read sees the new version).
  * Keyed by the id of the `template.updated` event that also carries it, so it happens once.
  */
 export class TemplateReleaseRequest {
   @IsString() @IsNotEmpty() templateId!: string;
   @IsString() @IsNotEmpty() eventId!: string;
+  /** The template's owner: only their endpoints follow it; other users' stay on their revision. */
+  @IsString() @IsNotEmpty() ownerId!: string;
+  /** The template's revision after the change. */
+  @IsOptional() @IsInt() @Min(2) revision?: number;
 }
 
 /**
