@@ -282,6 +282,7 @@ describe('pod-rest REST v1 /v1/templates and /v1/endpoints', () => {
       const { key } = await server.bus.request(VaultRpc.mintWorkerKey, {
         userId: ADMIN_USER,
         endpointId: 'ep1',
+        workerId: 'w1',
       });
       expectError(
         await server.call('GET', '/v1/templates', undefined, { authorization: `Bearer ${key}` }),
