@@ -5,10 +5,10 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import {
   ADMIN_KEY,
+  eventually,
   http,
   killAll,
   removeTempDir,
-  sleep,
   startRunplane,
   tempDir,
   type HttpResult,
@@ -19,21 +19,6 @@ const PROBE_WORKER = path.join(
   path.dirname(fileURLToPath(import.meta.url)),
   'support/probe-worker.mjs',
 );
-
-/** Polls until `probe` returns a value; fails with `what` after `timeoutMs`. */
-async function eventually<T>(
-  probe: () => Promise<T | undefined | null | false>,
-  what: string,
-  timeoutMs = 60_000,
-): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await probe();
-    if (value) return value;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await sleep(200);
-  }
-}
 
 /** Every file under `dir` whose bytes contain `needle`. */
 function filesContaining(dir: string, needle: Buffer): string[] {

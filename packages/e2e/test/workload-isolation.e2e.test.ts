@@ -5,10 +5,10 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import {
   ADMIN_KEY,
+  eventually,
   http,
   killAll,
   removeTempDir,
-  sleep,
   startRunplane,
   tempDir,
   type RunplaneProcess,
@@ -66,16 +66,16 @@ describe('workload isolation on the local provider (standalone, default settings
   };
   const runJob = async (key: string, ep: string, input: unknown) => {
     const id = (await as(key).call('POST', `/v2/${ep}/run`, { input })).body.id as string;
-    const deadline = Date.now() + 120_000;
-    for (;;) {
-      const s = (await as(key).call('GET', `/v2/${ep}/status/${id}`)).body;
-      if (['COMPLETED', 'FAILED', 'CANCELLED', 'TIMED_OUT'].includes(s.status)) {
-        expect(s.status).toBe('COMPLETED');
-        return s.output;
-      }
-      if (Date.now() > deadline) throw new Error(`job ${id} did not finish`);
-      await sleep(200);
-    }
+    const done = await eventually(
+      async () => {
+        const s = (await as(key).call('GET', `/v2/${ep}/status/${id}`)).body;
+        return ['COMPLETED', 'FAILED', 'CANCELLED', 'TIMED_OUT'].includes(s.status) && s;
+      },
+      `job ${id} to finish`,
+      120_000,
+    );
+    expect(done.status).toBe('COMPLETED');
+    return done.output;
   };
 
   beforeAll(async () => {

@@ -14,7 +14,7 @@ import {
   MinLength,
 } from 'class-validator';
 import { IsStringMap } from '../templates/template.dto.js';
-import { HasNoNul } from '../validation/no-nul.js';
+import { HasNoNul, IsArgv } from '../validation/no-nul.js';
 import type { Template } from '../templates/template.dto.js';
 
 /** Spec "Limits": Pod name length. */
@@ -44,14 +44,10 @@ export class PodUpdateDto {
   @IsOptional() @IsInt() @Min(0) @Max(10_000) containerDiskInGb?: number;
   @IsOptional() @IsString() @HasNoNul() containerRegistryAuthId?: string;
   @IsOptional()
-  @IsArray()
-  @IsString({ each: true })
-  @HasNoNul({ each: true })
+  @IsArgv()
   dockerEntrypoint?: string[];
   @IsOptional()
-  @IsArray()
-  @IsString({ each: true })
-  @HasNoNul({ each: true })
+  @IsArgv()
   dockerStartCmd?: string[];
   @IsOptional() @IsObject() @IsStringMap() env?: Record<string, string>;
   @IsOptional() @IsBoolean() globalNetworking?: boolean;

@@ -18,7 +18,7 @@ import {
   type ValidationOptions,
 } from 'class-validator';
 import { KeepEveryKey } from '../validation/env-map.js';
-import { HasNoNul } from '../validation/no-nul.js';
+import { HasNoNul, IsArgv } from '../validation/no-nul.js';
 
 export const TEMPLATE_CATEGORIES = ['NVIDIA', 'AMD', 'CPU'] as const;
 const PORT = /^\d{1,5}\/(http|tcp)$/;
@@ -86,14 +86,10 @@ export class TemplateUpdateDto {
   @IsOptional() @IsInt() @Min(0) @Max(10_000) containerDiskInGb?: number;
   @IsOptional() @IsString() @HasNoNul() containerRegistryAuthId?: string;
   @IsOptional()
-  @IsArray()
-  @IsString({ each: true })
-  @HasNoNul({ each: true })
+  @IsArgv()
   dockerEntrypoint?: string[];
   @IsOptional()
-  @IsArray()
-  @IsString({ each: true })
-  @HasNoNul({ each: true })
+  @IsArgv()
   dockerStartCmd?: string[];
   @IsOptional() @IsObject() @IsStringMap() env?: Record<string, string>;
   @IsOptional() @IsBoolean() isPublic?: boolean;

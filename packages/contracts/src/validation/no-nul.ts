@@ -1,4 +1,4 @@
-import { ValidateBy, type ValidationOptions } from 'class-validator';
+import { IsArray, IsString, ValidateBy, type ValidationOptions } from 'class-validator';
 
 /**
  * A string without NUL characters. A NUL can be neither put in a process's environment nor sent
@@ -16,4 +16,13 @@ export function HasNoNul(options?: ValidationOptions): PropertyDecorator {
     },
     options,
   );
+}
+
+/** A command line as an argv array: strings without NUL (a process cannot take one). */
+export function IsArgv(): PropertyDecorator {
+  return (target, property) => {
+    IsArray()(target, property);
+    IsString({ each: true })(target, property);
+    HasNoNul({ each: true })(target, property);
+  };
 }

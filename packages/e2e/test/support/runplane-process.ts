@@ -334,3 +334,18 @@ export async function provisionEndpoint(
   }
   return endpoint.body.id;
 }
+
+/** Polls until `probe` returns a value; fails with `what` after `timeoutMs`. */
+export async function eventually<T>(
+  probe: () => Promise<T | undefined | null | false>,
+  what: string,
+  timeoutMs = 60_000,
+): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const value = await probe();
+    if (value) return value;
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await sleep(200);
+  }
+}
