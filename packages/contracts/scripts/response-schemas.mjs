@@ -12,6 +12,7 @@ const RESPONSE_TYPES = [
   'JobRecord',
   'StreamResponse',
   'ListJobsResponse',
+  'JobEvent',
   'PurgeResponse',
   'HealthRecord',
   'WorkerJob',

@@ -96,6 +96,34 @@ export interface PurgeResponse {
   status: string;
 }
 
+/** What happened to a job, in a job's history (`GET /v1/endpoints/{id}/jobs/{jobId}/events`). */
+export type JobEventType =
+  | 'SUBMITTED'
+  | 'TAKEN'
+  | 'PROGRESS'
+  | 'REQUEUED'
+  | 'RETRIED'
+  | 'STOP_SENT'
+  | 'COMPLETED'
+  | 'FAILED'
+  | 'CANCELLED'
+  | 'TIMED_OUT'
+  | 'EXPIRED';
+
+/**
+ * One transition of a job, recorded with it and deleted with it. Never carries the job's input,
+ * output or secrets.
+ */
+export interface JobEvent {
+  /** When it happened (ISO 8601). */
+  at: string;
+  type: JobEventType;
+  /** The worker concerned (TAKEN, PROGRESS, REQUEUED, STOP_SENT, a worker's final state), else null. */
+  workerId: string | null;
+  /** A short explanation (why it was requeued, why a stop was sent, the error of a failure), or null. */
+  detail: string | null;
+}
+
 // ---- requests from workers (through queue-api's worker routes) -------------------------------
 
 export class WorkerRequest {
@@ -218,6 +246,8 @@ export const SchedulerRpc = {
     EndpointScopedRequest,
   ),
   listJobs: defineRpc<ListJobsRequest, ListJobsResponse>('scheduler', 'jobs.list', ListJobsRequest),
+  /** A job's history, oldest first. */
+  jobEvents: defineRpc<JobScopedRequest, JobEvent[]>('scheduler', 'jobs.events', JobScopedRequest),
   health: defineRpc<EndpointScopedRequest, HealthRecord>(
     'scheduler',
     'endpoints.health',
