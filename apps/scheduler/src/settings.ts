@@ -20,6 +20,12 @@ export class SchedulerSettings {
   readonly workerStartTimeoutMs: number;
   /** Long polls re-read the database at least this often, in case a wake-up signal was lost. */
   readonly longPollRecheckMs: number;
+  /**
+   * RUNPLANE_JOB_MAX_ATTEMPTS: how many times a job may be taken by a worker that is then lost
+   * while running it (missed pings, unhealthy, exited, stopped, never reached); at that loss it
+   * ends FAILED instead of going back to the queue.
+   */
+  readonly jobMaxAttempts: number;
   /** Where workers reach queue-api (RUNPLANE_PUBLIC_URL); derived from the listening port when unset. */
   readonly publicUrl?: string;
 
@@ -43,6 +49,7 @@ export class SchedulerSettings {
       3_600_000,
     );
     this.longPollRecheckMs = intSetting(env, 'RUNPLANE_LONG_POLL_RECHECK_MS', 2000, 50, 60_000);
+    this.jobMaxAttempts = intSetting(env, 'RUNPLANE_JOB_MAX_ATTEMPTS', 3, 1, 100);
     this.publicUrl = config.RUNPLANE_PUBLIC_URL?.replace(/\/+$/, '') || undefined;
   }
 }

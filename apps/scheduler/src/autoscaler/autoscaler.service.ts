@@ -15,7 +15,7 @@ import { ANY_JOB, JobChanges } from '../shared/job-changes.js';
 import { leaseTtl } from '../timers/sweeper.service.js';
 import { Leadership } from '../timers/leadership.js';
 import { WorkerKeys } from '../workers/worker-keys.js';
-import { startBackoffMs } from '../workers/worker-liveness.service.js';
+import { startBackoffMs, WorkerLiveness } from '../workers/worker-liveness.service.js';
 import { WorkersRepository, type WorkerRow } from '../workers/workers.repository.js';
 import { PublicUrl } from './public-url.js';
 import { decideScaling, type ScaleWorker, type WorkerStopReason } from './scaling-policy.js';
@@ -63,6 +63,7 @@ export class Autoscaler implements OnApplicationBootstrap, OnModuleDestroy {
     private readonly settings: SchedulerSettings,
     private readonly bus: Bus,
     private readonly keys: WorkerKeys,
+    private readonly liveness: WorkerLiveness,
     @Inject(LOGGER) private readonly logger: Logger,
   ) {}
 
@@ -334,8 +335,7 @@ export class Autoscaler implements OnApplicationBootstrap, OnModuleDestroy {
       }
     }
     this.stopRetryAt.delete(k);
-    const requeued = await this.jobs.requeueFromWorker(w.endpointId, w.id, new Date());
-    this.changes.announce(requeued, 'requeued');
+    await this.liveness.requeue(w.endpointId, w.id, new Date(), `worker stopped (${reason})`);
     // A managed worker's process may still poll while it shuts down (runpod-python finishes its open
     // job-take first): its row stays as a tombstone so those calls get no job and do not bring it
     // back as an external worker. External workers may legitimately return under the same id.

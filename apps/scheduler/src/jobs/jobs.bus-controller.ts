@@ -54,6 +54,11 @@ export class JobsBusController {
     return this.jobs.retry(request);
   }
 
+  @OnRpc(SchedulerRpc.jobEvents)
+  events(@Payload() request: JobScopedRequest) {
+    return this.jobs.events(request);
+  }
+
   @OnRpc(SchedulerRpc.purgeQueue)
   purge(@Payload() request: EndpointScopedRequest) {
     return this.jobs.purge(request);

@@ -1,9 +1,10 @@
 import { Injectable } from '@nestjs/common';
-import { JOB_LIMITS, type JobStatus } from '@runplane/contracts';
+import { JOB_LIMITS, type JobEvent, type JobEventType, type JobStatus } from '@runplane/contracts';
 import { GroupCommit, OutboxRelay, type NewOutboxRow } from '@runplane/database';
 import { PrismaClient, Prisma, type Job } from '../generated/prisma/client.js';
 import { SchedulerTables } from '../shared/sql.js';
 import { SchedulerMetrics } from '../metrics/scheduler-metrics.js';
+import { SchedulerSettings } from '../settings.js';
 import { jobFinishedOutboxRow } from './job-finished.js';
 
 export type JobRow = Job;
@@ -36,6 +37,7 @@ const JOB_STATE_COLUMNS = [
   '"expiresAt"',
   '"deletedAt"',
   '"streamSeq"',
+  'attempts',
 ] as const;
 
 /** What a claim returns: the columns a worker is sent (contract §4). */
@@ -90,6 +92,7 @@ function newJobRow(job: NewJob, now: Date): JobRow {
     output: null,
     error: null,
     retries: 0,
+    attempts: 0,
     workerId: null,
     createdAt: now,
     queuedAt: now,
@@ -127,6 +130,15 @@ export interface QueueStats {
   /** queuedAt of the oldest normal-priority queued job. */
   oldestQueuedAt: Date | null;
 }
+
+/** What a requeue of a lost worker's jobs did: jobs back in the queue, and jobs that used up their attempts (FAILED). */
+export interface Requeued {
+  requeued: ChangedJob[];
+  failed: ChangedJob[];
+}
+
+/** At most one PROGRESS event per job in this window (a worker may post progress many times a second). */
+const PROGRESS_EVENT_EVERY_MS = 5000;
 
 export type StopReason =
   'cancelled' | 'timed-out' | 'expired' | 'requeued' | 'endpoint-deleted' | 'not-held';
@@ -173,6 +185,7 @@ export class JobsRepository {
     private readonly t: SchedulerTables,
     private readonly outbox: OutboxRelay,
     private readonly metrics: SchedulerMetrics,
+    private readonly settings: SchedulerSettings,
   ) {
     this.inserts = new GroupCommit((items) => this.insertBatch(items));
     this.reads = new GroupCommit((ids) => this.readBatch(ids));
@@ -192,7 +205,7 @@ export class JobsRepository {
     items: Array<{ job: NewJob; now: Date }>,
   ): Promise<Array<{ row: JobRow; created: boolean }>> {
     const rows = items.map(({ job, now }) => newJobRow(job, now));
-    const { job, worker, jobStatus } = this.t;
+    const { job, worker, jobStatus, event } = this.t;
     // An offered job runs at once on its worker, as a claim would have made it (see `claim`).
     const inserted = await this.q<{ id: string; workerId: string | null }>(
       `
@@ -203,9 +216,9 @@ export class JobsRepository {
           $10::int[], $11::int[], $12::text[], $13::text[], $14::text[]) AS n(id, e, o, m, i, w, s, p, l, x, t, c, d, k)
       ), ins AS (
         INSERT INTO ${job} (id, "endpointId", "ownerId", status, mode, input, webhook, "s3Config", policy, "lowPriority",
-          "executionTimeoutMs", "ttlMs", retries, "createdAt", "queuedAt", "expiresAt", "streamSeq", "workerId", "startedAt", "timeoutAt")
+          "executionTimeoutMs", "ttlMs", retries, attempts, "createdAt", "queuedAt", "expiresAt", "streamSeq", "workerId", "startedAt", "timeoutAt")
         SELECT id, e, o, (CASE WHEN handed THEN 'IN_PROGRESS' ELSE 'IN_QUEUE' END)::${jobStatus}, m, i::json, w, s::json, p::json, l,
-          x, t, 0, c::timestamp(3), c::timestamp(3), d::timestamp(3), 0, CASE WHEN handed THEN k END,
+          x, t, 0, CASE WHEN handed THEN 1 ELSE 0 END, c::timestamp(3), c::timestamp(3), d::timestamp(3), 0, CASE WHEN handed THEN k END,
           CASE WHEN handed THEN c::timestamp(3) END, CASE WHEN handed THEN c::timestamp(3) + x * interval '1 millisecond' END
         FROM n
         ON CONFLICT (id) DO NOTHING
@@ -214,6 +227,12 @@ export class JobsRepository {
         UPDATE ${worker} w SET "lastBusyAt" = now.c
         FROM (SELECT "endpointId", "workerId", max("createdAt") AS c FROM ins WHERE "workerId" IS NOT NULL GROUP BY 1, 2) now
         WHERE w."endpointId" = now."endpointId" AND w.id = now."workerId"
+      ), ev AS (
+        INSERT INTO ${event} ("jobId", at, type, "workerId")
+        SELECT ins.id, ins."createdAt", e.type, e.w
+        FROM ins, LATERAL (VALUES (0, 'SUBMITTED', NULL::text), (1, 'TAKEN', ins."workerId")) AS e(o, type, w)
+        WHERE e.o = 0 OR ins."workerId" IS NOT NULL
+        ORDER BY ins.id, e.o
       )
       SELECT id, "workerId" FROM ins`,
       rows.map((r) => r.id),
@@ -252,6 +271,7 @@ export class JobsRepository {
             status: 'IN_PROGRESS',
             workerId,
             startedAt: row.createdAt,
+            attempts: 1,
             timeoutAt: new Date(row.createdAt.getTime() + row.executionTimeoutMs),
           });
           this.metrics.taken([row], row.createdAt);
@@ -305,7 +325,7 @@ export class JobsRepository {
     limit: number,
     now: Date,
   ): Promise<ClaimedJob[]> {
-    const { job, stop, worker } = this.t;
+    const { job, stop, worker, event } = this.t;
     // Never to a worker on its way out, whatever the caller last saw of it (its view may be cached).
     // One statement: the claim, withdrawing stale stops, the worker's "last busy" time, and the
     // columns the worker is sent (no second read).
@@ -313,7 +333,7 @@ export class JobsRepository {
       `
       WITH c AS (
         UPDATE ${job} SET status = 'IN_PROGRESS', "workerId" = $2, "startedAt" = $3::timestamp(3),
-          "timeoutAt" = $3::timestamp(3) + "executionTimeoutMs" * interval '1 millisecond', output = NULL
+          "timeoutAt" = $3::timestamp(3) + "executionTimeoutMs" * interval '1 millisecond', output = NULL, attempts = attempts + 1
         WHERE id = ANY(ARRAY(
           SELECT id FROM ${job}
           WHERE "endpointId" = $1 AND status = 'IN_QUEUE' AND "deletedAt" IS NULL AND "expiresAt" > $3::timestamp(3)
@@ -327,6 +347,8 @@ export class JobsRepository {
         DELETE FROM ${stop} s USING c WHERE s."jobId" = c.id AND s."workerId" = $2 AND s."deliveredAt" IS NULL
       ), b AS (
         UPDATE ${worker} SET "lastBusyAt" = $3::timestamp(3) WHERE "endpointId" = $1 AND id = $2 AND EXISTS (SELECT 1 FROM c)
+      ), ev AS (
+        INSERT INTO ${event} ("jobId", at, type, "workerId") SELECT id, $3::timestamp(3), 'TAKEN', $2 FROM c
       )
       SELECT * FROM c`,
       endpointId,
@@ -343,41 +365,67 @@ export class JobsRepository {
     );
   }
 
-  /** Jobs taken but never delivered to the worker: back to the queue, no retry counted. */
+  /** Jobs taken but never delivered to the worker: back to the queue, no retry or attempt counted. */
   async release(
     endpointId: string,
     workerId: string,
     jobIds: string[],
     now: Date,
   ): Promise<number> {
-    const { count } = await this.db.job.updateMany({
-      where: { id: { in: jobIds }, endpointId, workerId, status: 'IN_PROGRESS', deletedAt: null },
-      data: {
-        status: 'IN_QUEUE',
-        workerId: null,
-        startedAt: null,
-        timeoutAt: null,
-        output: Prisma.DbNull,
-        queuedAt: now,
-      },
-    });
-    return count;
+    const rows = await this.q<{ id: string }>(
+      `
+      WITH r AS (
+        UPDATE ${this.t.job} SET status = 'IN_QUEUE', "workerId" = NULL, "startedAt" = NULL, "timeoutAt" = NULL, output = NULL,
+          "queuedAt" = $4::timestamp(3), attempts = greatest(attempts - 1, 0)
+        WHERE id = ANY($3::text[]) AND "endpointId" = $1 AND "workerId" = $2 AND status = 'IN_PROGRESS' AND "deletedAt" IS NULL
+        RETURNING id
+      ), ev AS (
+        INSERT INTO ${this.t.event} ("jobId", at, type, "workerId", detail)
+        SELECT id, $4::timestamp(3), 'REQUEUED', $2, 'given back: the job-take answer never reached the worker' FROM r
+      )
+      SELECT id FROM r`,
+      endpointId,
+      workerId,
+      jobIds,
+      ts(now),
+    );
+    return rows.length;
   }
 
   // ---- results from workers ------------------------------------------------------------------
 
-  /** A progress update: shown as `output` while the job runs; ignored once it is final. */
+  /**
+   * A progress update: shown as `output` while the job runs; ignored once it is final. Recorded
+   * as a PROGRESS event at most once per job every few seconds (the output is not recorded).
+   */
   async progress(
     endpointId: string,
     workerId: string,
     id: string,
-    output: Prisma.InputJsonValue | typeof Prisma.DbNull,
+    output: unknown,
+    now: Date,
   ): Promise<boolean> {
-    const { count } = await this.db.job.updateMany({
-      where: { id, endpointId, workerId, status: 'IN_PROGRESS', deletedAt: null },
-      data: { output },
-    });
-    return count > 0;
+    const rows = await this.q<{ id: string }>(
+      `
+      WITH p AS (
+        UPDATE ${this.t.job} SET output = $4::json
+        WHERE id = $3 AND "endpointId" = $1 AND "workerId" = $2 AND status = 'IN_PROGRESS' AND "deletedAt" IS NULL
+        RETURNING id
+      ), ev AS (
+        INSERT INTO ${this.t.event} ("jobId", at, type, "workerId")
+        SELECT id, $5::timestamp(3), 'PROGRESS', $2 FROM p
+        WHERE NOT EXISTS (SELECT 1 FROM ${this.t.event} e WHERE e."jobId" = p.id AND e.type = 'PROGRESS'
+          AND e.at > $5::timestamp(3) - $6 * interval '1 millisecond')
+      )
+      SELECT id FROM p`,
+      endpointId,
+      workerId,
+      id,
+      jsonParam(output),
+      ts(now),
+      PROGRESS_EVENT_EVERY_MS,
+    );
+    return rows.length > 0;
   }
 
   /** The final result; only the first one for the worker holding the job counts. Returns the finished job, or null. */
@@ -403,23 +451,23 @@ export class JobsRepository {
       resultsExpireAt: new Date(now.getTime() + retentionMs),
     };
     const where = { id, endpointId, workerId, status: 'IN_PROGRESS' as const, deletedAt: null };
-    // A job's webhook is fixed at submission: without one there is nothing to announce, so no transaction.
-    if (!hasWebhook) {
-      const [row] = await this.db.job.updateManyAndReturn({ where, data, omit: WITHOUT_PAYLOAD });
-      if (row) this.metrics.finished(result.status, [row], now);
-      return row ?? null;
-    }
     const finished = await this.db.$transaction(async (tx) => {
-      const [row] = await tx.job.updateManyAndReturn({ where, data });
+      const [row] = await tx.job.updateManyAndReturn({
+        where,
+        data,
+        ...(hasWebhook ? {} : { omit: WITHOUT_PAYLOAD }),
+      });
       if (!row) return null;
-      const event = jobFinishedOutboxRow(row, now);
+      await tx.jobEvent.create({ data: { jobId: id, at: now, type: result.status, workerId } });
+      // A job's webhook is fixed at submission: without one there is nothing to announce.
+      const event = hasWebhook ? jobFinishedOutboxRow(row as JobRow, now) : null;
       if (event) await writeOutbox(tx, [event]);
       return { row, announced: event !== null };
     }, BULK_TX);
     if (!finished) return null;
     if (finished.announced) this.outbox.kick();
     this.metrics.finished(result.status, [finished.row], now);
-    const { input: _input, s3Config: _s3, policy: _policy, ...state } = finished.row;
+    const { input: _input, s3Config: _s3, policy: _policy, ...state } = finished.row as JobRow;
     return state;
   }
 
@@ -459,6 +507,8 @@ export class JobsRepository {
       ), b AS (
         UPDATE ${this.t.worker} w SET "lastBusyAt" = $7::timestamp(3)
         FROM (SELECT DISTINCT "endpointId", "workerId" FROM f) x WHERE w."endpointId" = x."endpointId" AND w.id = x."workerId"
+      ), ev AS (
+        INSERT INTO ${this.t.event} ("jobId", at, type, "workerId") SELECT id, $7::timestamp(3), status::text, "workerId" FROM f
       )
       SELECT * FROM f`,
       batch.map((b) => b.id),
@@ -547,12 +597,13 @@ export class JobsRepository {
     const rows = await this.q<{ id: string }>(
       `
       WITH r AS (
-        UPDATE ${this.t.job} SET status = 'IN_QUEUE', retries = retries + 1, output = NULL, error = NULL, "workerId" = NULL,
+        UPDATE ${this.t.job} SET status = 'IN_QUEUE', retries = retries + 1, attempts = 0, output = NULL, error = NULL, "workerId" = NULL,
           "startedAt" = NULL, "completedAt" = NULL, "timeoutAt" = NULL, "resultsExpireAt" = NULL, "queuedAt" = $2::timestamp(3)
         WHERE id = $1 AND status IN ('FAILED', 'TIMED_OUT') AND "deletedAt" IS NULL
           AND "resultsExpireAt" > $2::timestamp(3) AND "expiresAt" > $2::timestamp(3)
         RETURNING id
-      ), d AS (DELETE FROM ${this.t.chunk} c USING r WHERE c."jobId" = r.id)
+      ), d AS (DELETE FROM ${this.t.chunk} c USING r WHERE c."jobId" = r.id),
+      ev AS (INSERT INTO ${this.t.event} ("jobId", at, type) SELECT id, $2::timestamp(3), 'RETRIED' FROM r)
       SELECT id FROM r`,
       id,
       ts(now),
@@ -737,6 +788,12 @@ export class JobsRepository {
         INSERT INTO ${this.t.stop} ("jobId", "workerId", "endpointId", reason, "createdAt")
         SELECT id, "workerId", "endpointId", 'expired', $1::timestamp(3) FROM e WHERE status = 'IN_PROGRESS' AND "workerId" IS NOT NULL
         ON CONFLICT ("jobId", "workerId") DO UPDATE SET reason = EXCLUDED.reason, "createdAt" = EXCLUDED."createdAt", "deliveredAt" = NULL
+      ), ev AS (
+        INSERT INTO ${this.t.event} ("jobId", at, type, "workerId", detail)
+        SELECT e.id, $1::timestamp(3), v.type, v.w, v.d
+        FROM e, LATERAL (VALUES (0, 'STOP_SENT', e."workerId", 'ttl elapsed'), (1, 'EXPIRED', NULL, NULL)) AS v(o, type, w, d)
+        WHERE v.o = 1 OR (e.status = 'IN_PROGRESS' AND e."workerId" IS NOT NULL)
+        ORDER BY e.id, v.o
       )
       SELECT id, "endpointId", CASE WHEN status = 'IN_PROGRESS' THEN "workerId" END AS "workerId" FROM e`,
       ts(now),
@@ -763,9 +820,11 @@ export class JobsRepository {
   }
 
   /**
-   * The worker is gone (silent, unhealthy, stopped): its running jobs go back to the queue with
-   * `retries` + 1, unless their TTL or execution timeout has passed (the sweeper ends those). The
-   * worker gets a stop for each, should it come back.
+   * The worker is gone (silent, unhealthy, exited, stopped): its running jobs go back to the queue
+   * with `retries` + 1, unless their TTL or execution timeout has passed (the sweeper ends those).
+   * A job that has been taken RUNPLANE_JOB_MAX_ATTEMPTS times ends FAILED instead, saying so (and
+   * announces its webhook). The worker gets a stop for each, should it come back. `reason` says
+   * why (recorded with the REQUEUED or FAILED event).
    *
    * With `unreported`, only the jobs it was given before `startedBefore` and does not report
    * having (its ping lists its jobs in progress): the answer that gave it those never arrived.
@@ -774,28 +833,77 @@ export class JobsRepository {
     endpointId: string,
     workerId: string,
     now: Date,
+    reason: string,
     unreported?: { reported: string[]; startedBefore: Date },
-  ): Promise<ChangedJob[]> {
-    return this.q<ChangedJob>(
-      `
+  ): Promise<Requeued> {
+    const max = this.settings.jobMaxAttempts;
+    const { rows, announced } = await this.db.$transaction(async (tx) => {
+      const rows = await tx.$queryRawUnsafe<
+        Array<ChangedJob & { failed: boolean; hooked: boolean; startedAt: Date | null }>
+      >(
+        `
       WITH r AS (
-        UPDATE ${this.t.job} SET status = 'IN_QUEUE', "workerId" = NULL, "startedAt" = NULL, "timeoutAt" = NULL, output = NULL,
-          retries = retries + 1, "queuedAt" = $3::timestamp(3)
+        UPDATE ${this.t.job} SET
+          status = (CASE WHEN attempts >= $4 THEN 'FAILED' ELSE 'IN_QUEUE' END)::${this.t.jobStatus},
+          "workerId" = CASE WHEN attempts >= $4 THEN "workerId" END,
+          "startedAt" = CASE WHEN attempts >= $4 THEN "startedAt" END,
+          "queuedAt" = CASE WHEN attempts >= $4 THEN "queuedAt" ELSE $3::timestamp(3) END,
+          "completedAt" = CASE WHEN attempts >= $4 THEN $3::timestamp(3) END,
+          "resultsExpireAt" = CASE WHEN attempts >= $4 THEN $3::timestamp(3) + ${RETENTION_SQL} END,
+          error = CASE WHEN attempts >= $4 THEN format('the job''s worker was lost %s times while running it (RUNPLANE_JOB_MAX_ATTEMPTS=%s); last: %s', attempts, $4, $5::text) END,
+          retries = retries + CASE WHEN attempts >= $4 THEN 0 ELSE 1 END,
+          "timeoutAt" = NULL, output = NULL
         WHERE "endpointId" = $1 AND "workerId" = $2 AND status = 'IN_PROGRESS' AND "deletedAt" IS NULL
           AND "expiresAt" > $3::timestamp(3) AND "timeoutAt" > $3::timestamp(3)
-          ${unreported ? `AND "startedAt" < $5::timestamp(3) AND NOT (id = ANY($4::text[]))` : ''}
-        RETURNING id, "endpointId"
+          ${unreported ? `AND "startedAt" < $7::timestamp(3) AND NOT (id = ANY($6::text[]))` : ''}
+        RETURNING id, "endpointId", status = 'FAILED' AS failed, webhook IS NOT NULL AS hooked, "startedAt", error
       ), s AS (
         INSERT INTO ${this.t.stop} ("jobId", "workerId", "endpointId", reason, "createdAt")
         SELECT id, $2, "endpointId", 'requeued', $3::timestamp(3) FROM r
         ON CONFLICT ("jobId", "workerId") DO UPDATE SET reason = EXCLUDED.reason, "createdAt" = EXCLUDED."createdAt", "deliveredAt" = NULL
+      ), ev AS (
+        INSERT INTO ${this.t.event} ("jobId", at, type, "workerId", detail)
+        SELECT id, $3::timestamp(3), CASE WHEN failed THEN 'FAILED' ELSE 'REQUEUED' END, $2, CASE WHEN failed THEN error ELSE $5::text END FROM r
       )
-      SELECT id, "endpointId", NULL AS "workerId" FROM r`,
-      endpointId,
-      workerId,
-      ts(now),
-      ...(unreported ? [unreported.reported, ts(unreported.startedBefore)] : []),
-    );
+      SELECT id, "endpointId", NULL AS "workerId", failed, hooked, "startedAt" FROM r`,
+        endpointId,
+        workerId,
+        ts(now),
+        max,
+        reason,
+        ...(unreported ? [unreported.reported, ts(unreported.startedBefore)] : []),
+      );
+      const hooked = rows.filter((r) => r.failed && r.hooked).map((r) => r.id);
+      if (hooked.length) {
+        const jobs = await tx.job.findMany({ where: { id: { in: hooked } } });
+        await writeOutbox(
+          tx,
+          jobs
+            .map((j) => jobFinishedOutboxRow(j, now))
+            .filter((e): e is NewOutboxRow => e !== null),
+        );
+      }
+      return { rows, announced: hooked.length > 0 };
+    }, BULK_TX);
+    const failed = rows.filter((r) => r.failed);
+    if (failed.length) this.metrics.finished('FAILED', failed, now);
+    if (announced) this.outbox.kick();
+    const changed = ({ id, endpointId: e }: ChangedJob) => ({ id, endpointId: e, workerId: null });
+    return {
+      requeued: rows.filter((r) => !r.failed).map(changed),
+      failed: failed.map(changed),
+    };
+  }
+
+  /** The job's history, oldest first. */
+  async events(jobId: string): Promise<JobEvent[]> {
+    const rows = await this.db.jobEvent.findMany({ where: { jobId }, orderBy: { id: 'asc' } });
+    return rows.map((r) => ({
+      at: r.at.toISOString(),
+      type: r.type as JobEventType,
+      workerId: r.workerId,
+      detail: r.detail,
+    }));
   }
 
   /** The endpoint is deleted: queued jobs removed, running ones cancelled (their workers stop). */
@@ -855,6 +963,12 @@ export class JobsRepository {
         INSERT INTO ${this.t.stop} ("jobId", "workerId", "endpointId", reason, "createdAt")
         SELECT id, "workerId", "endpointId", $3, $1::timestamp(3) FROM f WHERE "workerId" IS NOT NULL
         ON CONFLICT ("jobId", "workerId") DO UPDATE SET reason = EXCLUDED.reason, "createdAt" = EXCLUDED."createdAt", "deliveredAt" = NULL
+      ), ev AS (
+        INSERT INTO ${this.t.event} ("jobId", at, type, "workerId", detail)
+        SELECT f.id, $1::timestamp(3), v.type, f."workerId", v.d
+        FROM f, LATERAL (VALUES (0, 'STOP_SENT', $3::text), (1, $2::text, NULL)) AS v(o, type, d)
+        WHERE v.o = 1 OR f."workerId" IS NOT NULL
+        ORDER BY f.id, v.o
       )
       SELECT id, "endpointId", "workerId", "startedAt", hooked FROM f`,
         ts(now),

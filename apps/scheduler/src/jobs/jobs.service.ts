@@ -8,6 +8,7 @@ import {
   type GetJobRequest,
   type HealthRecord,
   type JobAccepted,
+  type JobEvent,
   type JobRecord,
   type JobScopedRequest,
   type ListJobsRequest,
@@ -241,6 +242,12 @@ export class JobsService {
       `job ${row.id} changed while being retried; try again`,
       'JOB_BUSY',
     );
+  }
+
+  /** The job's history, oldest first (the caller's live job, else 404 like every job read). */
+  async events(request: JobScopedRequest): Promise<JobEvent[]> {
+    const row = await this.visible(request, new Date());
+    return this.jobs.events(row.id);
   }
 
   /** Removes the queued jobs only; running ones continue. */

@@ -11,6 +11,7 @@ import { DatabaseTargets } from '@runplane/database';
 export class SchedulerTables {
   readonly job: string;
   readonly chunk: string;
+  readonly event: string;
   readonly stop: string;
   readonly worker: string;
   readonly lease: string;
@@ -21,6 +22,7 @@ export class SchedulerTables {
     this.job = `${schema}."Job"`;
     this.chunk = `${schema}."JobStreamChunk"`;
     this.stop = `${schema}."JobStop"`;
+    this.event = `${schema}."JobEvent"`;
     this.worker = `${schema}."Worker"`;
     this.lease = `${schema}."Lease"`;
     this.jobStatus = `${schema}."JobStatus"`;

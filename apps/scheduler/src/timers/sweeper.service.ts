@@ -84,7 +84,8 @@ export class Sweeper implements OnApplicationBootstrap, OnModuleDestroy {
         /* next batch */
       }
       const lost = await this.workers.sweepSilent(now, this.settings.workerStartTimeoutMs);
-      if (lost.length) await this.liveness.lost(lost, now);
+      if (lost.length)
+        await this.liveness.lost(lost, now, 'worker lost: no call for 3 ping intervals');
       if (now.getTime() - this.lastCleanup >= CLEANUP_EVERY_MS) {
         this.lastCleanup = now.getTime();
         await this.jobs.cleanup(now);

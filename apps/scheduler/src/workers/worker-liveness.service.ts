@@ -1,7 +1,7 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { LOGGER, type Logger } from '@runplane/platform';
 import { EndpointsRepository } from '../endpoints/endpoints.repository.js';
-import { JobsRepository } from '../jobs/jobs.repository.js';
+import { JobsRepository, type Requeued } from '../jobs/jobs.repository.js';
 import { ANY_JOB, JobChanges } from '../shared/job-changes.js';
 import type { LostWorker } from './workers.repository.js';
 
@@ -21,18 +21,21 @@ export class WorkerLiveness {
   ) {}
 
   /**
-   * Its running jobs go back to the queue (retries + 1; contract §4); a managed worker that never
-   * came up or died young counts as a failed start, so a crash-looping template backs off.
+   * Its running jobs go back to the queue (retries + 1; contract §4) or, taken too often, fail; a
+   * managed worker that never came up or died young counts as a failed start, so a crash-looping
+   * template backs off. `reason` is recorded with each job's REQUEUED or FAILED event.
    */
-  async lost(workers: LostWorker[], now: Date): Promise<void> {
+  async lost(workers: LostWorker[], now: Date, reason: string): Promise<void> {
     for (const w of workers) {
-      const requeued = await this.jobs.requeueFromWorker(w.endpointId, w.id, now);
+      const { requeued, failed } = await this.requeue(w.endpointId, w.id, now, reason);
       this.logger.warn(
         {
           endpointId: w.endpointId,
           workerId: w.id,
           managed: w.managed,
+          reason,
           requeued: requeued.map((j) => j.id),
+          failed: failed.map((j) => j.id),
         },
         'worker is unhealthy; its jobs go back to the queue',
       );
@@ -40,5 +43,23 @@ export class WorkerLiveness {
         await this.endpoints.recordStartFailure(w.endpointId, startBackoffMs, now);
       this.changes.changed(w.endpointId, ANY_JOB, { scaling: true });
     }
+  }
+
+  /**
+   * The one way a worker's running jobs leave it when it is gone: requeued, or FAILED once they
+   * used up RUNPLANE_JOB_MAX_ATTEMPTS (JobsRepository.requeueFromWorker); waiters, job-takes and
+   * the worker's job-stop poll are woken.
+   */
+  async requeue(
+    endpointId: string,
+    workerId: string,
+    now: Date,
+    reason: string,
+    unreported?: { reported: string[]; startedBefore: Date },
+  ): Promise<Requeued> {
+    const result = await this.jobs.requeueFromWorker(endpointId, workerId, now, reason, unreported);
+    this.changes.announce(result.requeued, 'requeued');
+    this.changes.announce(result.failed, 'ended');
+    return result;
   }
 }

@@ -171,12 +171,7 @@ export class WorkerProtocolService {
       const job = await this.requireJob(endpoint, request.jobId);
       if (
         !isGone(job, now) &&
-        (await this.jobs.progress(
-          endpoint.id,
-          request.workerId,
-          job.id,
-          toOptionalJson(body.output),
-        ))
+        (await this.jobs.progress(endpoint.id, request.workerId, job.id, body.output, now))
       ) {
         this.changes.changed(endpoint.id, job.id);
       }
@@ -243,7 +238,8 @@ export class WorkerProtocolService {
       );
       this.touched.delete(key(endpoint.id, request.workerId));
       const lost = await this.workers.markUnhealthy(endpoint.id, request.workerId);
-      if (lost) await this.liveness.lost([lost], now);
+      if (lost)
+        await this.liveness.lost([lost], now, 'worker unhealthy: it failed its fitness check');
       return { ok: true };
     }
     await this.seen(endpoint, request.workerId, true);
@@ -261,16 +257,23 @@ export class WorkerProtocolService {
         this.changes.changed(endpoint.id, ANY_JOB, { stops: true });
     }
     if (request.reportsJobs) {
-      const lost = await this.jobs.requeueFromWorker(endpoint.id, request.workerId, now, {
-        reported: request.jobIds,
-        startedBefore: twoPingsAgo,
-      });
-      if (lost.length) {
+      const { requeued, failed } = await this.liveness.requeue(
+        endpoint.id,
+        request.workerId,
+        now,
+        'never reached the worker: missing from the jobs its pings list',
+        { reported: request.jobIds, startedBefore: twoPingsAgo },
+      );
+      if (requeued.length || failed.length) {
         this.logger.warn(
-          { endpointId: endpoint.id, workerId: request.workerId, requeued: lost.map((j) => j.id) },
+          {
+            endpointId: endpoint.id,
+            workerId: request.workerId,
+            requeued: requeued.map((j) => j.id),
+            failed: failed.map((j) => j.id),
+          },
           'jobs given to a worker never reached it; back to the queue',
         );
-        this.changes.announce(lost, 'requeued');
       }
     }
     return { ok: true };
@@ -287,10 +290,12 @@ export class WorkerProtocolService {
     this.touched.delete(key(signal.endpointId, signal.workerId));
     if (worker.stopRequested) {
       // It asked to go (stopPod): the autoscaler replaces it as any stop-requested worker; anything it still held is requeued.
-      if (
-        (await this.jobs.requeueFromWorker(signal.endpointId, signal.workerId, new Date())).length
-      )
-        this.changes.changed(signal.endpointId, ANY_JOB, { scaling: true });
+      await this.liveness.requeue(
+        signal.endpointId,
+        signal.workerId,
+        new Date(),
+        `${exitedWith(signal.exitCode)} after asking to stop`,
+      );
       return;
     }
     const lost = await this.workers.markUnhealthy(signal.endpointId, signal.workerId);
@@ -299,7 +304,7 @@ export class WorkerProtocolService {
       { endpointId: signal.endpointId, workerId: signal.workerId, exitCode: signal.exitCode },
       'worker process exited by itself',
     );
-    await this.liveness.lost([lost], new Date());
+    await this.liveness.lost([lost], new Date(), exitedWith(signal.exitCode));
   }
 
   /** job-stop: long poll for jobs this worker must abandon; each is handed out once. */
@@ -365,6 +370,9 @@ export function toWorkerJob(job: ClaimedJob): WorkerJob {
 
 /** runpod-python only sends `error` when the handler's error is truthy (reference §1.5). */
 function isError(error: unknown): boolean {
+const exitedWith = (code: number | null) =>
+  code === null ? 'worker exited' : `worker exited (exit code ${code})`;
+
   return error !== undefined && error !== null && error !== false && error !== '';
 }
 
