@@ -6,6 +6,8 @@ import { EndpointsController } from './endpoints/endpoints.controller.js';
 import { EndpointsService } from './endpoints/endpoints.service.js';
 import { PrismaClient } from './generated/prisma/client.js';
 import { PodViews } from './pods/pod-view.js';
+import { JobEventsController } from './endpoints/job-events.controller.js';
+import { JobEventsService } from './endpoints/job-events.service.js';
 import { CatalogueBusController } from './catalogue/catalogue.bus-controller.js';
 import { NetworkVolumesBusController } from './network-volumes/network-volumes.bus-controller.js';
 import { NetworkVolumesController } from './network-volumes/network-volumes.controller.js';
@@ -39,6 +41,7 @@ export const POD_REST_MIGRATIONS = fileURLToPath(new URL('../prisma/migrations',
     WorkersBusController,
     TemplatesController,
     EndpointsController,
+    JobEventsController,
     TemplateUsageBusController,
     PodsController,
     PodsBusController,
@@ -51,6 +54,7 @@ export const POD_REST_MIGRATIONS = fileURLToPath(new URL('../prisma/migrations',
     PodsRepository,
     TemplatesService,
     EndpointsService,
+    JobEventsService,
     SecretEnv,
     TemplateUsageService,
     PodsService,
