@@ -9,7 +9,8 @@
 // is checked: the output must be JSON with the keys shown, a `"status":"COMPLETED"` shown must be
 // the status, and `"<name>"` placeholders capture the value for later commands. The server listens on
 // a free port; `localhost:8080` in the commands is rewritten to it (nothing else is).
-// Examples: examples/curl/session.sh, the runpod-sdk and openai clients, the workers' local test modes.
+// Examples: examples/curl/session.sh, the runpod-sdk and openai clients, the workers' local test modes
+// (worker-python only where python3 can import runpod; skipped with a line saying so otherwise).
 import { execFileSync, spawn, spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import net from 'node:net';
@@ -249,6 +250,32 @@ function runExample(name, args, env = {}) {
   });
 }
 
+/** examples/worker-python in runpod-python's local mode, where python3 can import runpod. */
+function runPythonExample() {
+  const name = 'worker-python local test (streams a generator)';
+  const probe = spawnSync('python3', ['-c', 'import runpod'], { stdio: 'ignore' });
+  if (probe.status !== 0) {
+    process.stdout.write(`skip example: ${name}: python3 cannot import runpod here\n`);
+    return;
+  }
+  check(`example: ${name}`, () => {
+    const run = spawnSync(
+      'python3',
+      ['examples/worker-python/handler.py', '--test_input', '{"input": {"stream": 3}}'],
+      {
+        cwd: root,
+        encoding: 'utf8',
+        timeout: 120_000,
+        env: { ...process.env, RUNPOD_SKIP_AUTO_SYSTEM_CHECKS: 'true' },
+      },
+    );
+    // runpod-python logs the chunks as Python dicts: {'i': 2}.
+    const out = `${run.stdout}${run.stderr}`;
+    if (run.status !== 0 || !/['"]i['"]: 2/.test(out))
+      throw new Error(`exit ${run.status}, no third chunk in the output:\n${out}`);
+  });
+}
+
 try {
   server = await startServer();
   process.stdout.write(`doc-test: server at ${server.url}\n`);
@@ -277,6 +304,7 @@ try {
     '-c',
     'node_modules/.bin/tsc -p examples/worker-typescript && node examples/worker-typescript/dist/worker.js --test_input \'{"input": {"text": "hello typed world"}}\'',
   ]);
+  runPythonExample();
 } catch (err) {
   results.push({ name: 'doc-test setup', ok: false, err });
   process.stdout.write(`FAIL doc-test setup: ${err.stack ?? err}\n`);
