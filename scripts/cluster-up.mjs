@@ -6,10 +6,14 @@
 //
 //   node scripts/cluster-up.mjs [--port 8090] [--fresh]
 //   RUNPLANE_URL=http://127.0.0.1:8090 RUNPLANE_API_KEY=<printed key> bash ../shared/conformance/run.sh queue
+//   node scripts/cluster-up.mjs [--port 8090] --down
 //
-// --fresh drops and recreates the <namespace>_* databases first. Ctrl-C stops everything.
-// RUNPLANE_BUS_NAMESPACE (default runplane_local) names the subjects AND the databases, so two local
-// clusters on different ports and namespaces do not touch each other's data.
+// Each run has its own namespace, runplane_local_<port> unless RUNPLANE_BUS_NAMESPACE is set (printed
+// at start): it names the NATS subjects, the JetStream stream and bucket AND the databases
+// (<namespace>_<service>), so local clusters on different ports never touch each other's data.
+// --fresh drops and recreates that namespace's databases first. Ctrl-C stops everything.
+// --down drops exactly that namespace's databases, NATS stream and bucket and its master key file
+// (run it with the same --port / RUNPLANE_BUS_NAMESPACE), then exits.
 import { spawn, execFileSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import fs from 'node:fs';
@@ -17,19 +21,21 @@ import http from 'node:http';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
+import { deleteNatsNamespace } from '@runplane/bus';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const { values } = parseArgs({
   options: {
     port: { type: 'string', default: '8090' },
     fresh: { type: 'boolean', default: false },
+    down: { type: 'boolean', default: false },
   },
 });
 const gatewayPort = Number(values.port);
 const apiKey = process.env.RUNPLANE_API_KEY ?? `local-${randomBytes(16).toString('hex')}`;
 const natsUrl = process.env.NATS_URL ?? 'nats://127.0.0.1:4222';
 const pgBase = process.env.RUNPLANE_LOCAL_PG ?? 'postgresql://postgres@127.0.0.1:5432';
-const namespace = process.env.RUNPLANE_BUS_NAMESPACE ?? 'runplane_local';
+const namespace = process.env.RUNPLANE_BUS_NAMESPACE ?? `runplane_local_${gatewayPort}`;
 
 const services = [
   { name: 'secrets-vault', port: gatewayPort + 6 },
@@ -55,7 +61,7 @@ const dbName = (service) => `${namespace}_${service.replace(/-/g, '_')}`;
 // The vault's master key (production mode needs one): a local key file per namespace, kept with
 // the databases it encrypts (renewed by --fresh), unless RUNPLANE_MASTER_KEY(_FILE) is given.
 const masterKeyFile = path.join(root, '.runplane', `cluster-${namespace}.master.key`);
-if (values.fresh) {
+function dropDatabases() {
   for (const s of services)
     execFileSync(
       'psql',
@@ -64,6 +70,20 @@ if (values.fresh) {
     );
   fs.rmSync(masterKeyFile, { force: true });
 }
+if (values.down) {
+  dropDatabases();
+  const streams = await deleteNatsNamespace(natsUrl, namespace);
+  process.stdout.write(
+    `namespace ${namespace} removed: databases ${services.map((s) => dbName(s.name)).join(', ')}; ` +
+      `NATS streams ${streams.length ? streams.join(', ') : '(none left)'}\n`,
+  );
+  process.exit(0);
+}
+process.stdout.write(
+  `namespace ${namespace}: databases ${namespace}_*, NATS subjects ${namespace}.* ` +
+    `(remove them with: node scripts/cluster-up.mjs --port ${gatewayPort} --down)\n`,
+);
+if (values.fresh) dropDatabases();
 const masterKey =
   process.env.RUNPLANE_MASTER_KEY || process.env.RUNPLANE_MASTER_KEY_FILE
     ? {}

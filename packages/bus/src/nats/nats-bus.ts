@@ -52,6 +52,41 @@ import { silentLogger, type BusLogger } from '../logger.js';
 import { withReceiveSpan, withSendSpan } from '../tracing.js';
 import { replyFromError, unwrapReply, type RpcReply } from '../wire.js';
 
+/** The JetStream objects a bus namespace owns: its event stream and its payload bucket. */
+export function natsResourceNames(namespace: string): { stream: string; blobBucket: string } {
+  return {
+    stream: `${namespace.toUpperCase().replace(/[^A-Z0-9_-]/g, '_')}_EVENTS`,
+    blobBucket: `${namespace.replace(/[^A-Za-z0-9_-]/g, '_')}_blobs`,
+  };
+}
+
+/**
+ * Deletes what a namespace left on a NATS server (its event stream, consumers included, and its
+ * payload bucket), e.g. when a local cluster is torn down; returns the names of those that existed.
+ */
+export async function deleteNatsNamespace(
+  servers: string | string[],
+  namespace: string,
+): Promise<string[]> {
+  const nc = await connect({ servers, name: `runplane teardown ${namespace}` });
+  try {
+    const jsm = await jetstreamManager(nc);
+    const { stream, blobBucket } = natsResourceNames(namespace);
+    const deleted: string[] = [];
+    // An object store is the stream OBJ_<bucket>.
+    for (const name of [stream, `OBJ_${blobBucket}`]) {
+      const found = await jsm.streams.delete(name).catch((err: Error) => {
+        if (/stream not found/i.test(err.message)) return false;
+        throw err;
+      });
+      if (found) deleted.push(name);
+    }
+    return deleted;
+  } finally {
+    await nc.close();
+  }
+}
+
 export interface NatsBusOptions {
   servers: string | string[];
   /** Connection name shown by the NATS server (monitoring, `nats server report connections`). */
@@ -120,8 +155,7 @@ export class NatsBus extends Bus {
     super();
     this.js = jetstream(nc);
     this.subjectPrefix = `${namespace}.`;
-    this.streamName = `${namespace.toUpperCase().replace(/[^A-Z0-9_-]/g, '_')}_EVENTS`;
-    this.bucketName = `${namespace.replace(/[^A-Za-z0-9_-]/g, '_')}_blobs`;
+    ({ stream: this.streamName, blobBucket: this.bucketName } = natsResourceNames(namespace));
     // Leaves room for headers and protocol overhead on servers configured below the 1 MB default.
     this.claimThreshold = Math.min(
       CLAIM_CHECK_THRESHOLD_BYTES,
