@@ -7,6 +7,7 @@
 //   {"whoami": true}             output {"pid", "uid", "gid"} of the worker process
 //   {"read": ["/path", ...]}     output {"read": {"/path": "ok" or the error code}}: what a
 //                                tenant's code could read of the host (isolation tests)
+//   {"exit": 1}                  the worker process exits with that code while holding the job
 // Keys combine; wait_for_file runs first.
 import { start } from '@runplane/worker-sdk';
 import { createHash } from 'node:crypto';
@@ -16,6 +17,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 start({
   handler: async (job, { signal }) => {
     const input = job.input ?? {};
+    if (Number.isInteger(input.exit)) process.exit(input.exit);
     if (typeof input.wait_for_file === 'string') {
       while (!existsSync(input.wait_for_file)) {
         if (signal.aborted) return { error: 'stopped while waiting' };
