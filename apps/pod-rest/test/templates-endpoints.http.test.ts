@@ -113,13 +113,12 @@ describe('pod-rest REST v1 /v1/templates and /v1/endpoints', () => {
   };
 
   describe('templates', () => {
-    it('POST creates (200) with defaults, ignoring unknown fields; a duplicate name is 409; a missing name 400', async () => {
+    it('POST creates (200) with defaults; a duplicate name is 409; a missing name 400', async () => {
       const name = uniq('create');
       const res = await server.call('POST', '/v1/templates', {
         name,
         imageName: 'img:1',
         dockerStartCmd: ['node', 'w.mjs'],
-        surprise: true,
       });
       expect(res.status).toBe(200);
       expect(res.body).toEqual({
@@ -146,12 +145,55 @@ describe('pod-rest REST v1 /v1/templates and /v1/endpoints', () => {
       const dup = await server.call('POST', '/v1/templates', { name, imageName: 'other:1' });
       expectError(dup, 409);
       expect(dup.body.error).toContain(name);
-      expectError(await server.call('POST', '/v1/templates', { imageName: 'x:1' }), 400, 'name');
+      const missing = await server.call('POST', '/v1/templates', { imageName: 'x:1' });
+      expectError(missing, 400, 'name');
+      expect(missing.body.error).toBe('name is required');
       expectError(await server.call('POST', '/v1/templates'), 400, 'name');
       expectError(
         await server.call('POST', '/v1/templates', [{ name: uniq('arr'), imageName: 'x:1' }]),
         400,
       );
+    });
+
+    it('a field RunPod does not have is 400 naming it, nested ones too, and nothing is created', async () => {
+      const name = uniq('typo');
+      const res = await server.call('POST', '/v1/templates', {
+        name,
+        imageName: 'img:1',
+        dockerStartCommand: ['node', 'w.mjs'],
+      });
+      expectError(res, 400, 'dockerStartCommand');
+      expect(res.body.error).toBe('unknown field "dockerStartCommand"');
+      const nested = await server.call('POST', '/v1/templates', {
+        name,
+        imageName: 'img:1',
+        ports: ['8888/http'],
+        portsConfig: [{ port: '8888', name: 'Jupyter', label: 'x' }],
+      });
+      expect(nested.body.error).toBe('unknown field "portsConfig.0.label"');
+      const list = (await server.call('GET', '/v1/templates')).body as Template[];
+      expect(list.map((t) => t.name)).not.toContain(name);
+      const t = await createTemplate();
+      const update = await server.call('PATCH', `/v1/templates/${t.id}`, { imageNmae: 'img:2' });
+      expect(update.body.error).toBe('unknown field "imageNmae"');
+      // Every field of RunPod's TemplateCreateInput is accepted.
+      const all = await server.call('POST', '/v1/templates', {
+        name: uniq('all'),
+        imageName: 'img:1',
+        category: 'CPU',
+        containerDiskInGb: 5,
+        volumeInGb: 0,
+        volumeMountPath: '/data',
+        dockerEntrypoint: [],
+        dockerStartCmd: ['run'],
+        env: { constructor: 'kept' },
+        ports: ['8888/http'],
+        isPublic: false,
+        isServerless: true,
+        readme: '',
+      });
+      expect(all.status).toBe(200);
+      expect(all.body.env).toEqual({ constructor: 'kept' });
     });
 
     it("GET lists a bare array, gets one; another user's template is 404 unless public", async () => {
@@ -203,7 +245,6 @@ describe('pod-rest REST v1 /v1/templates and /v1/endpoints', () => {
         env: { FOO: 'bar', EMPTY: '' },
         containerDiskInGb: 7,
         ports: ['8080/http', '22/tcp'],
-        category: 'AMD',
       });
       expect(upd.status).toBe(200);
       expect(upd.body).toEqual({
@@ -216,6 +257,10 @@ describe('pod-rest REST v1 /v1/templates and /v1/endpoints', () => {
       expect((await server.call('GET', `/v1/templates/${t.id}`)).body).toEqual(upd.body);
       const patched = await server.call('PATCH', `/v1/templates/${t.id}`, { readme: 'patched' });
       expect(patched.body).toEqual({ ...upd.body, readme: 'patched' });
+      // RunPod's TemplateUpdateInput has no category: it is fixed at creation.
+      const category = await server.call('PATCH', `/v1/templates/${t.id}`, { category: 'AMD' });
+      expectError(category, 400, 'category');
+      expect(category.body.error).toBe('unknown field "category"');
       const empty = await server.call('PATCH', `/v1/templates/${t.id}`);
       expect(empty).toMatchObject({ status: 200, body: patched.body });
       expectError(await server.call('POST', '/v1/templates/nope/update', { readme: 'x' }), 404);
@@ -307,6 +352,9 @@ describe('pod-rest REST v1 /v1/templates and /v1/endpoints', () => {
         executionTimeoutMs: 5000,
         flashboot: true,
         networkVolumeId: null,
+        allowedCudaVersions: ['12.4'],
+        minCudaVersion: '12.0',
+        networkVolumeIds: [],
       });
       expect(res.status).toBe(200);
       expect(res.body).toMatchObject({
@@ -332,7 +380,12 @@ describe('pod-rest REST v1 /v1/templates and /v1/endpoints', () => {
 
     it('rejects invalid bodies with 400 details before reaching the scheduler', async () => {
       scheduler.received.length = 0;
-      expectError(await server.call('POST', '/v1/endpoints', { workersMax: 1 }), 400, 'templateId');
+      const missing = await server.call('POST', '/v1/endpoints', { workersMax: 1 });
+      expectError(missing, 400, 'templateId');
+      expect(missing.body.error).toBe('templateId is required');
+      const typo = await server.call('POST', '/v1/endpoints', { templateId: 't', workerMax: 1 });
+      expectError(typo, 400, 'workerMax');
+      expect(typo.body.error).toBe('unknown field "workerMax"');
       expectError(
         await server.call('POST', '/v1/endpoints', { templateId: 't', workersMax: 'many' }),
         400,
@@ -369,10 +422,13 @@ describe('pod-rest REST v1 /v1/templates and /v1/endpoints', () => {
       expect(listed.template).toEqual(t);
 
       scheduler.received.length = 0;
-      const patched = await server.call('PATCH', `/v1/endpoints/${e.id}`, {
+      // RunPod's EndpointUpdateInput has no computeType: it is fixed at creation.
+      const computeType = await server.call('PATCH', `/v1/endpoints/${e.id}`, {
         workersMax: 0,
         computeType: 'CPU',
       });
+      expect(computeType.body.error).toBe('unknown field "computeType"');
+      const patched = await server.call('PATCH', `/v1/endpoints/${e.id}`, { workersMax: 0 });
       expect(patched).toMatchObject({ status: 200, body: { id: e.id, workersMax: 0 } });
       const renamed = await server.call('POST', `/v1/endpoints/${e.id}/update`, {
         name: 'renamed',

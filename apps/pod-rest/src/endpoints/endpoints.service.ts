@@ -3,6 +3,7 @@ import { Bus } from '@runplane/bus';
 import {
   EndpointCreateDto,
   EndpointUpdateDto,
+  ENDPOINT_FIELDS_NOT_USED,
   RunplaneError,
   SchedulerRpc,
   TemplateRpc,
@@ -25,7 +26,7 @@ export class EndpointsService {
   create(principal: Principal, body: EndpointCreateDto): Promise<Endpoint> {
     return this.bus.request(SchedulerRpc.createEndpoint, {
       ownerId: principal.userId,
-      endpoint: declaredFields(EndpointCreateDto, body),
+      endpoint: kept(declaredFields(EndpointCreateDto, body)),
     });
   }
 
@@ -49,7 +50,7 @@ export class EndpointsService {
   }
 
   update(principal: Principal, endpointId: string, body: EndpointUpdateDto): Promise<Endpoint> {
-    const changes = declaredFields(EndpointUpdateDto, body, ['networkVolumeId']);
+    const changes = kept(declaredFields(EndpointUpdateDto, body, ['networkVolumeId']));
     return this.bus.request(SchedulerRpc.updateEndpoint, {
       ownerId: principal.userId,
       endpointId,
@@ -84,4 +85,11 @@ export class EndpointsService {
       found.has(e.templateId) ? { ...e, template: found.get(e.templateId) } : e,
     );
   }
+}
+
+/** The fields the scheduler keeps: those of RunPod's that mean nothing here stay behind. */
+function kept<T extends EndpointUpdateDto>(fields: T): T {
+  const copy = { ...fields };
+  for (const name of ENDPOINT_FIELDS_NOT_USED) delete copy[name];
+  return copy;
 }

@@ -1,5 +1,7 @@
 import {
   IsArray,
+  IsBoolean,
+  IsDefined,
   IsIn,
   IsInt,
   IsOptional,
@@ -28,6 +30,14 @@ export const ENDPOINT_DEFAULTS = {
   executionTimeoutMs: JOB_LIMITS.executionTimeout.default,
 };
 
+/** RunPod endpoint fields that Runplane accepts in a body and does not keep. */
+export const ENDPOINT_FIELDS_NOT_USED = [
+  'flashboot',
+  'networkVolumeIds',
+  'allowedCudaVersions',
+  'minCudaVersion',
+] as const;
+
 /** Fields an endpoint update may change (RunPod EndpointUpdateInput: all optional). */
 export class EndpointUpdateDto {
   @IsOptional() @IsString() @MaxLength(191) @HasNoNul() name?: string;
@@ -48,12 +58,22 @@ export class EndpointUpdateDto {
   @IsOptional() @IsInt() @Min(1) scalerValue?: number;
   @IsOptional() @IsString() networkVolumeId?: string;
   @IsOptional() @IsArray() @IsString({ each: true }) dataCenterIds?: string[];
+  // RunPod fields with no meaning on a self-hosted installation (ENDPOINT_FIELDS_NOT_USED):
+  // accepted, since RunPod's clients send them, and validated, but not kept.
+  @IsOptional() @IsBoolean() flashboot?: boolean;
+  @IsOptional() @IsArray() @IsString({ each: true }) networkVolumeIds?: string[];
+  @IsOptional() @IsArray() @IsString({ each: true }) allowedCudaVersions?: string[];
+  @IsOptional() @IsString() minCudaVersion?: string;
 }
 
 /** Body of `POST /v1/endpoints` (RunPod EndpointCreateInput: only templateId is required). */
 export class EndpointCreateDto extends EndpointUpdateDto {
   // `@ValidateIf(() => true)` replaces the parent's inherited @IsOptional() (class-validator keeps it otherwise).
-  @ValidateIf(() => true) @IsString() @MinLength(1) declare templateId: string;
+  @ValidateIf(() => true)
+  @IsDefined({ message: 'templateId is required' })
+  @IsString()
+  @MinLength(1)
+  declare templateId: string;
   @IsOptional() @IsIn(['GPU', 'CPU']) computeType?: 'GPU' | 'CPU';
 }
 

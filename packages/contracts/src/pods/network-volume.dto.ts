@@ -1,4 +1,13 @@
-import { IsInt, IsOptional, IsString, Max, MaxLength, Min, MinLength } from 'class-validator';
+import {
+  IsDefined,
+  IsInt,
+  IsOptional,
+  IsString,
+  Max,
+  MaxLength,
+  Min,
+  MinLength,
+} from 'class-validator';
 import { HasNoNul } from '../validation/no-nul.js';
 
 /** Network volume sizes in GB (RunPod REST v1 NetworkVolumeCreateInput). */
@@ -16,9 +25,21 @@ export class NetworkVolumeUpdateDto {
 
 /** Body of `POST /v1/networkvolumes`: all three fields are required. */
 export class NetworkVolumeCreateDto {
-  @IsString() @MinLength(1) @MaxLength(191) @HasNoNul() name!: string;
-  @IsInt() @Min(NETWORK_VOLUME_SIZE.min) @Max(NETWORK_VOLUME_SIZE.max) size!: number;
-  @IsString() @MinLength(1) dataCenterId!: string;
+  @IsDefined({ message: 'name is required' })
+  @IsString()
+  @MinLength(1)
+  @MaxLength(191)
+  @HasNoNul()
+  name!: string;
+  @IsDefined({ message: 'size is required' })
+  @IsInt()
+  @Min(NETWORK_VOLUME_SIZE.min)
+  @Max(NETWORK_VOLUME_SIZE.max)
+  size!: number;
+  @IsDefined({ message: 'dataCenterId is required' })
+  @IsString()
+  @MinLength(1)
+  dataCenterId!: string;
 }
 
 /** A network volume as REST v1 returns it: storage of one user that Pods mount by its id. */

@@ -2,6 +2,7 @@ import { Type } from 'class-transformer';
 import {
   IsArray,
   IsBoolean,
+  IsDefined,
   IsIn,
   IsInt,
   IsObject,
@@ -118,12 +119,18 @@ export class TemplateCreateDto extends TemplateUpdateDto {
   // validation: `@ValidateIf(() => true)` replaces it, so these two are really required. The
   // child's validators replace the parent's for the property too, hence HasNoNul again.
   @ValidateIf(() => true)
+  @IsDefined({ message: 'name is required' })
   @IsString()
   @MinLength(1)
   @MaxLength(191)
   @HasNoNul()
   declare name: string;
-  @ValidateIf(() => true) @IsString() @MinLength(1) @HasNoNul() declare imageName: string;
+  @ValidateIf(() => true)
+  @IsDefined({ message: 'imageName is required' })
+  @IsString()
+  @MinLength(1)
+  @HasNoNul()
+  declare imageName: string;
   @IsOptional() @IsIn(TEMPLATE_CATEGORIES) category?: (typeof TEMPLATE_CATEGORIES)[number];
   @IsOptional() @IsBoolean() isServerless?: boolean;
 }

@@ -149,9 +149,8 @@ export async function startRunplane(options: StartOptions): Promise<RunningServe
     );
     installHttpMetrics(fastify, metrics);
     installApiDocs(app, options.services);
-    const validation = createValidationPipe();
     app.useGlobalFilters(new HttpErrorFilter(logger));
-    app.useGlobalPipes(validation);
+    app.useGlobalPipes(createValidationPipe({ rejectUnknownFields: true }));
     app.useGlobalInterceptors(...tracingInterceptors());
 
     // Deferred so it accepts its own globals; the app runs the module hooks once, so the
@@ -162,7 +161,7 @@ export async function startRunplane(options: StartOptions): Promise<RunningServe
     );
     (busServer as unknown as { setIsInitHookCalled(v: boolean): void }).setIsInitHookCalled(true);
     busServer.useGlobalFilters(new BusErrorPassthroughFilter());
-    busServer.useGlobalPipes(validation);
+    busServer.useGlobalPipes(createValidationPipe());
     busServer.useGlobalInterceptors(...tracingInterceptors());
     await app.startAllMicroservices();
 

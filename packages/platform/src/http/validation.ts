@@ -1,4 +1,10 @@
-import { ValidationPipe, type ArgumentMetadata, type ValidationError } from '@nestjs/common';
+import {
+  ValidationPipe,
+  type ArgumentMetadata,
+  type PipeTransform,
+  type ValidationError,
+  type ValidationPipeOptions,
+} from '@nestjs/common';
 import { RunplaneError, type ErrorDetail } from '@runplane/contracts';
 import { defaultMetadataStorage } from 'class-transformer/cjs/storage.js';
 import { getMetadataStorage } from 'class-validator';
@@ -7,19 +13,45 @@ import { getMetadataStorage } from 'class-validator';
 export function flattenValidationErrors(errors: ValidationError[], prefix = ''): ErrorDetail[] {
   return errors.flatMap((e) => {
     const path = prefix ? `${prefix}.${e.property}` : e.property;
-    const own = Object.values(e.constraints ?? {}).map((message) => ({ path, message }));
+    const own = Object.entries(e.constraints ?? {}).map(([constraint, message]) =>
+      problem({ path, message }, constraint),
+    );
     return [...own, ...flattenValidationErrors(e.children ?? [], path)];
   });
 }
 
+/** The message of a failed check; a field the DTO does not declare is named as unknown. */
+function problem(detail: ErrorDetail, constraint: string): ErrorDetail {
+  return constraint === 'whitelistValidation'
+    ? { path: detail.path, message: `unknown field "${detail.path}"` }
+    : detail;
+}
+
 /**
  * Validates DTOs of HTTP bodies and bus payloads alike; a failure is a 400 RunplaneError whose
- * message names the first problem and whose details list them all.
+ * message names the first problem and whose details list them all. With `rejectUnknownFields`,
+ * a request body (nested objects included) may carry only the fields its DTO declares: a
+ * misspelt or foreign field is a 400 `unknown field "..."` instead of being dropped unseen.
+ * Query strings and bus payloads are never strict (clients send flags we ignore).
  */
-export function createValidationPipe(): ValidationPipe {
-  return new EnvKeepingValidationPipe({
+export function createValidationPipe(
+  options: { rejectUnknownFields?: boolean } = {},
+): PipeTransform {
+  const lenient = new EnvKeepingValidationPipe(pipeOptions(false));
+  if (!options.rejectUnknownFields) return lenient;
+  const strict = new EnvKeepingValidationPipe(pipeOptions(true));
+  return {
+    transform: (value: unknown, metadata: ArgumentMetadata) =>
+      (metadata.type === 'body' ? strict : lenient).transform(value, metadata),
+  };
+}
+
+function pipeOptions(strict: boolean): ValidationPipeOptions {
+  return {
     transform: true,
     forbidUnknownValues: false,
+    whitelist: strict,
+    forbidNonWhitelisted: strict,
     stopAtFirstError: true,
     validationError: { target: false, value: false },
     exceptionFactory: (errors) => {
@@ -32,7 +64,7 @@ export function createValidationPipe(): ValidationPipe {
         : 'invalid request';
       return RunplaneError.badRequest(message, details);
     },
-  });
+  };
 }
 
 type Plain = Record<string, unknown>;
