@@ -14,7 +14,7 @@ export const secretsVaultService: ServiceDescriptor = {
       {
         name: 'Users and API keys',
         description:
-          'Users and their API keys (contract §1): keys are shown once, stored hashed, never wider than their creator.',
+          'Users and their API keys: keys are shown once, stored hashed, never wider than their creator.',
       },
       {
         name: 'Container registry auths',

@@ -23,7 +23,7 @@ interface HttpRequestLike extends AuthenticatedRequest {
 
 /**
  * Global guard of every HTTP route: resolves the key to a Principal and checks the route's access
- * level. Missing, unknown and under-privileged keys all get 401, as the spec says; an address that
+ * level. Missing, unknown and under-privileged keys all get 401, as RunPod does; an address that
  * presented too many unknown keys, and a key over the management limit, get 429 (AuthThrottle).
  */
 @Injectable()

@@ -4,8 +4,8 @@ import { randomUUID } from 'node:crypto';
 export const DEFAULT_PING_INTERVAL_MS = 10_000;
 
 /**
- * What a worker reads from its environment (reference §1.2), with the URL templates prepared
- * exactly as runpod-python does (§1.3):
+ * What a worker reads from its environment, with the URL templates prepared
+ * exactly as runpod-python does:
  * - job-take: `$ID` → worker id (only `$ID`; a literal `$RUNPOD_POD_ID` is left alone);
  * - job-done / job-stream: `$RUNPOD_POD_ID` → worker id now, `$ID` → job id per request;
  * - ping: `$RUNPOD_POD_ID` → worker id;
@@ -57,7 +57,7 @@ function pingInterval(raw: string | undefined): number {
   return Number.isFinite(ms) && ms > 0 ? Math.max(100, ms) : DEFAULT_PING_INTERVAL_MS;
 }
 
-// Parameters are appended with "&", never "?": the templates carry their own query (§1.3).
+// Parameters are appended with "&", never "?": the templates carry their own query.
 
 /** `job-take` for one job, `job-take-batch` with `batch_size` for more. */
 export function jobTakeUrl(config: WorkerConfig, count: number, jobInProgress: boolean): string {

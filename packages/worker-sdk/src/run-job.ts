@@ -21,7 +21,7 @@ class Stopped extends Error {}
 
 /**
  * Runs the handler for one job and turns what it did into the job-done body exactly as
- * runpod-python does (reference §1.5). Never throws: handler errors become `{error}`.
+ * runpod-python does. Never throws: handler errors become `{error}`.
  */
 export async function runJob(
   handler: Handler,
@@ -115,7 +115,7 @@ export function describeException(err: unknown, host: RunJobOptions['host']): st
   });
 }
 
-/** The protocol allows any JSON as `error`, but clients (Go SDK, contract §3) expect a string. */
+/** The protocol allows any JSON as `error`, but clients (Go SDK) expect a string. */
 function errorText(error: unknown): string {
   return typeof error === 'string' ? error : JSON.stringify(error);
 }

@@ -6,7 +6,7 @@ import type { Job, JobDoneBody, StartOptions } from './types.js';
 import { createWorker } from './worker.js';
 
 /**
- * Runs a worker the way `runpod.serverless.start()` does (reference §1.1):
+ * Runs a worker the way `runpod.serverless.start()` does:
  * - local test mode when `--test_input '<json>'` is given or `RUNPOD_WEBHOOK_GET_JOB` is unset:
  *   runs one job from that argument or `./test_input.json`, prints the result, exits 0 (1 on error);
  * - otherwise polls for jobs until SIGTERM/SIGINT, then takes no more, finishes the jobs in

@@ -2,7 +2,7 @@ import type { Logger } from './logger.js';
 
 /**
  * A job exactly as job-take delivered it: `{id, input}` plus `webhook`, `s3Config`, `policy` when
- * the request had them (contract §4). Unknown keys are kept.
+ * the request had them. Unknown keys are kept.
  */
 // eslint-disable-next-line @typescript-eslint/no-explicit-any -- handler inputs are the worker's own JSON; `any` keeps `job.input.x` free of casts
 export interface Job<TInput = Record<string, any>> {
@@ -83,7 +83,7 @@ export interface StartOptions<TInput = Record<string, any>> extends WorkerOption
   exit?: boolean;
 }
 
-/** The job-done body (reference §1.5). */
+/** The job-done body. */
 export interface JobDoneBody {
   output?: unknown;
   error?: string;

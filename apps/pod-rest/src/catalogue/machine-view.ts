@@ -11,7 +11,7 @@ export interface MachinePod {
 }
 
 /**
- * Spec "Machine object": what the provider sees of the host (CPU, memory, GPUs) and what the
+ * The machine a Pod runs on: what the provider sees of the host (CPU, memory, GPUs) and what the
  * operator wrote about it in the catalogue (location, data center, bandwidth, maintenance), priced
  * from the catalogue. Facts nobody knows are null rather than invented.
  */

@@ -57,7 +57,7 @@ export function findGpuType(
 }
 
 /**
- * What a Pod gets (reference §4.4 defaults: GPU, 1 GPU; CPU Pods 2 vCPUs): the first requested GPU
+ * What a Pod gets (RunPod's defaults: GPU, 1 GPU; CPU Pods 2 vCPUs): the first requested GPU
  * type (or CPU flavor) the catalogue knows, else the catalogue default when none was named. With
  * `strict` an unknown choice is a 400 naming the field; without (serverless workers, whose endpoint
  * may name any RunPod GPU) an unknown GPU type is kept as given and priced 0.
@@ -109,7 +109,7 @@ export function sizePod(
   };
 }
 
-/** Spec "GPU object" for `count` GPUs of the type (prices per GPU; zeros for a type the catalogue lacks). */
+/** The GPU object for `count` GPUs of the type (prices per GPU; zeros for a type the catalogue lacks). */
 export function gpuObject(catalogue: Catalogue, gpuTypeId: string, count: number): PodGpu {
   const g = findGpuType(catalogue, gpuTypeId);
   const p = g?.prices;

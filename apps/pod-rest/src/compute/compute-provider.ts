@@ -1,6 +1,6 @@
 /**
  * Where Pods actually run. pod-rest owns the Pod records; a compute provider owns the workloads
- * behind them: a child process in standalone mode (`LocalComputeProvider`, contract §5), a
+ * behind them: a child process in standalone mode (`LocalComputeProvider`), a
  * Kubernetes Pod in cluster mode (a later issue). Everything is asynchronous and addressed by an
  * opaque `ref` so that a provider backed by a remote API fits the same shape.
  */
@@ -17,7 +17,7 @@ export interface WorkloadResources {
   gpuNodeSelector?: Record<string, string>;
 }
 
-/** Disks of a workload (spec Pod: container disk wiped on restart, volume kept, network volume shared). */
+/** Disks of a workload (as on RunPod: container disk wiped on restart, volume kept, network volume shared). */
 export interface WorkloadDisks {
   containerDiskInGb?: number;
   volumeInGb?: number;
@@ -61,7 +61,7 @@ export interface WorkloadSpec {
   labels?: Record<string, string>;
 }
 
-/** Where a running workload can be reached (spec Pod: empty until it has initialised). */
+/** Where a running workload can be reached (as on RunPod: empty until it has initialised). */
 export interface WorkloadPlacement {
   /** Host machine (local: this host's name; Kubernetes: the node). */
   machineId?: string;

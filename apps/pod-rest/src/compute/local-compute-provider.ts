@@ -85,7 +85,7 @@ interface WorkloadUser {
 }
 
 /**
- * Standalone compute (contract §5): a workload is a child process running the template's
+ * Standalone compute: a workload is a child process running the template's
  * `dockerEntrypoint` followed by `dockerStartCmd`; the image is recorded, never pulled. Each runs in
  * its own process group, so stopping it also reaches what it spawned (`sh -c ...`). The processes
  * belong to this server: they are stopped when it shuts down, and killed if it exits abruptly.

@@ -1,7 +1,7 @@
 import { IsBoolean, IsOptional } from 'class-validator';
 import { QueryFlag } from '../http/query-flags.js';
 
-/** Query of `GET /v1/endpoints` and `GET /v1/endpoints/{id}` (reference §4.1). */
+/** Query of `GET /v1/endpoints` and `GET /v1/endpoints/{id}`. */
 export class EndpointQuery {
   /** Embeds the endpoint's template as `template`. */
   @IsOptional()

@@ -7,7 +7,7 @@ import { EndpointQuery } from './endpoint-query.dto.js';
 import { EndpointsService } from './endpoints.service.js';
 
 /**
- * RunPod REST v1 endpoints (reference §4.1, §4.2; contract §6): create 200, bare-array list, get,
+ * RunPod REST v1 endpoints: create 200, bare-array list, get,
  * update by PATCH or `POST .../update`, delete 204. Another user's endpoint is "not found".
  */
 /** An endpoint, with its template under `template` when `includeTemplate=true`. */

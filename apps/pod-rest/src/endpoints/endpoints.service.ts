@@ -17,7 +17,7 @@ export type EndpointView = Endpoint & { template?: Template };
 
 /**
  * REST v1 endpoints, carried out by the scheduler (which owns endpoints and applies the defaults
- * of contract §6) over the bus.
+ * of the worker protocol) over the bus.
  */
 @Injectable()
 export class EndpointsService {

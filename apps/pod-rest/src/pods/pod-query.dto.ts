@@ -17,7 +17,7 @@ const QueryList = () =>
 const QueryScalar = () =>
   Transform(({ value }) => (Array.isArray(value) ? value[value.length - 1] : value));
 
-/** Include flags of `GET /v1/pods/{id}` (spec "REST operations"; all default false). */
+/** Include flags of `GET /v1/pods/{id}` (all default false). */
 export class PodGetQuery {
   @IsOptional()
   @QueryFlag()
@@ -42,7 +42,7 @@ export class PodGetQuery {
   includeWorkers?: boolean;
 }
 
-/** Filters of `GET /v1/pods` (reference §4.1), besides the include flags. */
+/** Filters of `GET /v1/pods`, besides the include flags. */
 export class PodListQuery extends PodGetQuery {
   @IsOptional() @QueryScalar() @IsIn(POD_COMPUTE_TYPES) computeType?: 'GPU' | 'CPU';
   @IsOptional() @QueryList() @IsArray() @IsString({ each: true }) cpuFlavorId?: string[];

@@ -1,5 +1,5 @@
 /**
- * `lastStatusChange` texts (spec: "text describing the last lifecycle event"). RunPod writes
+ * `lastStatusChange` texts (as on RunPod: "text describing the last lifecycle event"). RunPod writes
  * "<event>: <date>"; the same shape here, with ISO dates.
  */
 export const statusChange = {

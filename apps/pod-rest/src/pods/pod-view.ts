@@ -24,7 +24,7 @@ export interface PodIncludes {
   includeTemplate?: boolean;
 }
 
-/** Pod rows as REST v1 returns them (spec "Pod (REST response)"), priced from the catalogue. */
+/** Pod rows as REST v1 returns them, priced from the catalogue. */
 @Injectable()
 export class PodViews {
   constructor(

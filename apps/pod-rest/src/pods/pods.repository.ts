@@ -67,7 +67,7 @@ export interface PodChanges {
   globalNetworking?: boolean;
 }
 
-/** Filters of `GET /v1/pods` (reference §4.1); all optional. */
+/** Filters of `GET /v1/pods`; all optional. */
 export interface PodFilter {
   includeWorkers: boolean;
   computeType?: string;

@@ -51,7 +51,7 @@ const RUNTIME_FIELDS = [
 const DAY_MS = 86_400_000;
 
 /**
- * Pods of users (RunPod REST v1 `/v1/pods`, contract §6): created from an image or a template,
+ * Pods of users (RunPod REST v1 `/v1/pods`): created from an image or a template,
  * started, stopped, restarted, reset, updated and deleted by their owner. Each run of a Pod is one
  * workload of the compute provider, named `<podId>-<run>` so that the exit of an earlier run can
  * never be taken for the current one. Serverless worker Pods are WorkersService's; here they are
@@ -296,7 +296,7 @@ export class PodsService
     });
   }
 
-  /** Reset: like restart, a fresh workload (container disk wiped), but refused while the Pod is locked (spec). */
+  /** Reset: like restart, a fresh workload (container disk wiped), but refused while the Pod is locked. */
   async reset(principal: Principal, podId: string): Promise<Pod> {
     return this.exclusive(podId, async () => {
       const pod = await this.owned(principal, podId);
@@ -352,7 +352,7 @@ export class PodsService
     };
     let resolved: Record<string, string>;
     try {
-      // Resolved for the workload only (contract §8): never stored, logged or returned.
+      // Resolved for the workload only: never stored, logged or returned.
       resolved = await this.secretEnv.resolve(
         pod.ownerId,
         (row.env ?? {}) as Record<string, string>,

@@ -4,7 +4,7 @@ import { secretNamesIn, VaultRpc } from '@runplane/contracts';
 
 /**
  * `{{ RUNPOD_SECRET_<name> }}` references of a template env, resolved by secrets-vault at the last
- * moment: only for the workload's own environment (contract §8). The result is handed to the
+ * moment: only for the workload's own environment. The result is handed to the
  * compute provider and nowhere else: never stored on the Pod, logged or returned.
  */
 @Injectable()

@@ -2,7 +2,7 @@ import { IsBoolean, IsOptional } from 'class-validator';
 import { QueryFlag } from '../http/query-flags.js';
 
 /**
- * Query of `GET /v1/templates` and `GET /v1/templates/{id}` (reference §4.1). Runplane has no
+ * Query of `GET /v1/templates` and `GET /v1/templates/{id}`. Runplane has no
  * RunPod-managed or endpoint-bound templates, so those two flags change nothing; they are accepted.
  */
 export class TemplateListQuery {

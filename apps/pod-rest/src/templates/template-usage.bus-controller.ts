@@ -8,7 +8,7 @@ import { TemplateUsageService } from './template-usage.service.js';
 export class TemplateUsageBusController {
   constructor(private readonly usage: TemplateUsageService) {}
 
-  /** Asked by template-graphql before it deletes a template (spec: not while a Pod uses it). */
+  /** Asked by template-graphql before it deletes a template (as on RunPod: not while a Pod uses it). */
   @OnRpc(PodRpc.templateUsage)
   templateUsage(@Payload() request: TemplateUsageRequest) {
     return this.usage.usage(request.templateId);

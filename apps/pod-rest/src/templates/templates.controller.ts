@@ -7,8 +7,8 @@ import { TemplateListQuery } from './template-query.dto.js';
 import { TemplatesService } from './templates.service.js';
 
 /**
- * RunPod REST v1 templates (reference §4.1, §4.3): create 200, bare-array list, get, update by
- * PATCH or `POST .../update` (spec "REST operations"), delete 204. Another user's private template
+ * RunPod REST v1 templates: create 200, bare-array list, get, update by
+ * PATCH or `POST .../update`, delete 204. Another user's private template
  * is "not found".
  */
 const UPDATED = {
@@ -66,7 +66,7 @@ export class TemplatesController {
 
   @Post(':templateId/update')
   @ApiOperation({
-    summary: 'Update a template (POST form, as the spec names it)',
+    summary: 'Update a template (POST form, as RunPod names it)',
     description: 'Only the fields given change.',
   })
   @ApiOkResponse(UPDATED)

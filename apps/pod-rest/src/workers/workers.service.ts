@@ -34,7 +34,7 @@ import { SecretEnv } from '../secrets/secret-env.js';
 const MAX_POD_NAME = 191;
 
 /**
- * Serverless workers as Pods (contract §4, §5): the scheduler decides when a worker starts and
+ * Serverless workers as Pods: the scheduler decides when a worker starts and
  * stops; this service keeps the Pod record and has the compute provider run the workload.
  */
 @Injectable()
@@ -179,7 +179,7 @@ export class WorkersService
 
     let handle;
     try {
-      // Worker protocol variables win over the template's (contract §4); secrets are resolved
+      // Worker protocol variables win over the template's; secrets are resolved
       // here only, for the workload itself.
       handle = await this.compute.start(
         workloadSpec(pod, {

@@ -5,7 +5,7 @@ import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { Transform, type Readable } from 'node:stream';
 
 /**
- * Body limits of the submission routes (spec "Limits"), by method and route pattern. The server-wide
+ * Body limits of the submission routes, by method and route pattern. The server-wide
  * Fastify bodyLimit is only a little over the largest of them.
  */
 export const PAYLOAD_LIMITS: Readonly<Record<string, number>> = {

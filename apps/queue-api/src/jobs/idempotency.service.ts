@@ -8,7 +8,7 @@ import {
   type IdempotencyScope,
 } from './idempotency.repository.js';
 
-/** Contract §3: a key returns the same job for 24 h. */
+/** a key returns the same job for 24 h. */
 export const IDEMPOTENCY_TTL_MS = 24 * 3600_000;
 const MAX_KEY_LENGTH = 255;
 const SWEEP_EVERY_MS = 10 * 60_000;

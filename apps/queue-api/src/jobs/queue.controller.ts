@@ -26,10 +26,10 @@ import { ListRequestsQuery, StatusQuery, SyncWaitQuery } from './queue-query.dto
 import { QueueService } from './queue.service.js';
 
 /**
- * RunPod's queue API: `/v2/{endpointId}/...` (spec "Queue operations", contract §3). Every success
+ * RunPod's queue API: `/v2/{endpointId}/...`. Every success
  * is HTTP 200 (RunPod's JS and Go clients reject anything else). Body limits of /run and /runsync
  * are enforced before the body is read (PayloadLimits); rate and concurrency limits per operation by
- * QueueLimitsInterceptor (/retry and /health have none in the spec's table).
+ * QueueLimitsInterceptor (/retry and /health have none in RunPod's table).
  */
 const JOB_NOT_FOUND =
   "Unknown endpoint or job, another user's, or a job removed when its TTL elapsed.";
@@ -127,7 +127,7 @@ export class QueueController {
     );
   }
 
-  // /status, /status-sync and /stream are reads whatever the method: the Go SDK uses POST (§3.4).
+  // /status, /status-sync and /stream are reads whatever the method: the Go SDK uses POST.
   @Get('status/:jobId')
   @ApiOperation({
     summary: 'Job status and result',

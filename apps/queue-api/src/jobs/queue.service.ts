@@ -27,7 +27,7 @@ interface JobScope {
 }
 
 /**
- * Queue operations of the public API (spec "Queue operations", contract §3): each one is a
+ * Queue operations of the public API: each one is a
  * scheduler request over the bus; this class only translates and applies the edge's own rules
  * (idempotency keys, wait budgets).
  */
@@ -51,7 +51,7 @@ export class QueueService {
 
   /**
    * Submits and blocks up to `wait` ms in one scheduler request; past the wait only `{id, status}`
-   * is returned (contract §3).
+   * is returned.
    */
   async runsync(
     principal: Principal,

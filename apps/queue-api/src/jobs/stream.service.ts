@@ -18,7 +18,7 @@ interface JobScope {
   jobId: string;
 }
 
-/** Accept header asks for server-sent events (a Runplane addition to /stream, contract §3). */
+/** Accept header asks for server-sent events (a Runplane addition to /stream). */
 export function wantsEventStream(accept: string | string[] | undefined): boolean {
   return [accept ?? []].flat().some((a) => /\btext\/event-stream\b/i.test(a));
 }
@@ -104,7 +104,7 @@ export class StreamService {
       { ...scope, waitMs },
       { timeoutMs: waitMs + BUS_MARGIN_MS },
     );
-    // `stream` is always an array: RunPod's JS SDK iterates it unconditionally (reference §3.3).
+    // `stream` is always an array: RunPod's JS SDK iterates it unconditionally.
     return { id: r.id, status: r.status, stream: Array.isArray(r.stream) ? r.stream : [] };
   }
 }

@@ -15,7 +15,7 @@ import { QueueLimits } from './queue-limits.service.js';
 
 const LIMITED_OPERATION = 'runplane:limited-operation';
 
-/** Which row of the spec's limits table a route (or every route of a controller) counts against. */
+/** Which row of the limits table (docs/limits.md) a route (or every route of a controller) counts against. */
 export const LimitedOperation = (operation: LimitedQueueOperation) =>
   SetMetadata(LIMITED_OPERATION, operation);
 

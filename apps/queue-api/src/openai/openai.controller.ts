@@ -26,7 +26,7 @@ function openAiRoute(url: string): string {
 }
 
 /**
- * OpenAI-compatible route of an endpoint (contract §3): `base_url = .../v2/{endpointId}/openai/v1`.
+ * OpenAI-compatible route of an endpoint: `base_url = .../v2/{endpointId}/openai/v1`.
  * Both methods submit a job, so both need a key that may write.
  */
 /** OpenAI's own error shape: `{error: {message, type, param, code}}`. */

@@ -30,7 +30,7 @@ const UNFINISHED: Record<string, { status: number; code: string }> = {
 };
 
 /**
- * `/v2/{endpointId}/openai/v1/*` (contract §3, reference §7): the request becomes a job with input
+ * `/v2/{endpointId}/openai/v1/*`: the request becomes a job with input
  * `{openai_route, openai_input}`; a `"stream": true` request relays the worker's streamed strings
  * as `text/event-stream`, any other answers the first element of the output list (or the output).
  * A client that leaves cancels its job: nobody can read the answer any more.

@@ -21,7 +21,7 @@ const JOB_PLACEHOLDER = '$ID';
 
 /**
  * RunPod's worker SDK builds URLs by string substitution and appends `&name=value` whatever the
- * template looked like (reference §1.3), so be lenient: without a `?` in the URL, everything after
+ * template looked like, so be lenient: without a `?` in the URL, everything after
  * the first `&` of the last path segment is query; a missing job segment or a literal `$ID` takes
  * the job id from `X-Request-ID`.
  */

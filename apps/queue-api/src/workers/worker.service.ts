@@ -21,9 +21,9 @@ export interface Handout {
 }
 
 const MAX_BATCH = 100;
-const MAX_REASON = 256; // the SDK truncates its reason to 256 characters too (reference §1.1)
+const MAX_REASON = 256; // the SDK truncates its reason to 256 characters too
 
-/** The worker protocol (contract §4, reference §1.3-§1.7), carried out by the scheduler over the bus. */
+/** The worker protocol (reference §1.3-§1.7), carried out by the scheduler over the bus. */
 @Injectable()
 export class WorkerService {
   constructor(
@@ -64,7 +64,7 @@ export class WorkerService {
     return { jobs, giveBack: () => giveBack(jobs) };
   }
 
-  /** job-done: `{output}`, `{error}`, progress `{status: "IN_PROGRESS", output}`, `stopPod` (§1.5). */
+  /** job-done: `{output}`, `{error}`, progress `{status: "IN_PROGRESS", output}`, `stopPod`. */
   done(principal: Principal, endpointId: string, call: WorkerCall, body: unknown): Promise<Ack> {
     return this.bus.request(SchedulerRpc.jobDone, {
       ownerId: principal.userId,
@@ -87,7 +87,7 @@ export class WorkerService {
     });
   }
 
-  /** Heartbeat with the jobs in progress; `status=unhealthy` is the fitness-check failure ping (§1.1). */
+  /** Heartbeat with the jobs in progress; `status=unhealthy` is the fitness-check failure ping. */
   ping(principal: Principal, endpointId: string, call: WorkerCall): Promise<Ack> {
     const unhealthy = call.query.status?.toLowerCase() === 'unhealthy';
     const reason = [call.query.check, call.query.reason]

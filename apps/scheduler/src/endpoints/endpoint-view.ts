@@ -1,7 +1,7 @@
 import type { Endpoint, ScalerType } from '@runplane/contracts';
 import type { EndpointRow } from './endpoints.repository.js';
 
-/** An endpoint row as REST v1 returns it (reference §4.2 "Endpoint"). */
+/** An endpoint row as REST v1 returns it (RunPod's "Endpoint"). */
 export function toEndpoint(row: EndpointRow): Endpoint {
   return {
     id: row.id,

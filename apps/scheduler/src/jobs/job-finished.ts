@@ -6,7 +6,7 @@ import type { JobRow } from './jobs.repository.js';
 
 /**
  * The `job.finished.v1` outbox row of a job that just became final, or null when it has no webhook.
- * The body is built now, from the row the final statement wrote (contract §7: the `/status` object
+ * The body is built now, from the row the final statement wrote (the `/status` object
  * plus `input` and `webhook`): by the time it is delivered the job may be retried or its results
  * dropped. Its id becomes the delivery's `webhook-id`.
  */

@@ -14,7 +14,7 @@ export function resultsExpired(job: JobState, now: Date): boolean {
   );
 }
 
-/** The `/status` record of a job row (spec "Job response record"; times in ms). */
+/** The `/status` record of a job row (times in ms). */
 export function toJobRecord(job: JobState, now = new Date()): JobRecord {
   const record: JobRecord = { id: job.id, status: job.status };
   if (job.startedAt) {

@@ -40,7 +40,7 @@ const JOB_STATE_COLUMNS = [
   'attempts',
 ] as const;
 
-/** What a claim returns: the columns a worker is sent (contract §4). */
+/** What a claim returns: the columns a worker is sent. */
 export type ClaimedJob = Pick<
   Job,
   'id' | 'input' | 'webhook' | 's3Config' | 'policy' | 'lowPriority' | 'createdAt'
@@ -146,7 +146,7 @@ export type StopReason =
 const ts = (d: Date) => d.toISOString();
 /** A value for a `$n::json` parameter of a raw statement: null and undefined leave the column empty (SQL NULL). */
 const jsonParam = (v: unknown) => (v === undefined || v === null ? null : JSON.stringify(v));
-/** Result retention by mode (spec "Other constants"), as SQL over the row being finalised. */
+/** Result retention by mode, as SQL over the row being finalised. */
 const RETENTION_SQL = `(CASE WHEN mode = 'runsync' THEN ${JOB_LIMITS.resultRetention.runsync} ELSE ${JOB_LIMITS.resultRetention.run} END) * interval '1 millisecond'`;
 const FINAL: JobStatus[] = ['COMPLETED', 'FAILED', 'CANCELLED', 'TIMED_OUT'];
 /** Hooked jobs whose bodies are built and written per round inside a bulk finalisation (bounds memory). */

@@ -40,7 +40,7 @@ export class JobsService {
   ) {}
 
   /**
-   * Queues the job on the caller's endpoint and answers IN_QUEUE (spec: `/run` answers IN_QUEUE),
+   * Queues the job on the caller's endpoint and answers IN_QUEUE (as on RunPod: `/run` answers IN_QUEUE),
    * even when a waiting worker got it at once; the same id again is the same job, as it is now.
    */
   async submit(request: SubmitJobRequest): Promise<JobAccepted> {
@@ -99,7 +99,7 @@ export class JobsService {
         s3Config: plain(job.s3Config),
         policy: plain(job.policy),
         lowPriority: job.policy?.lowPriority ?? false,
-        // Policy beats the endpoint setting (spec "Policy object"), fixed at submission.
+        // Policy beats the endpoint setting, fixed at submission.
         executionTimeoutMs: job.policy?.executionTimeout ?? endpointTimeoutMs,
         ttlMs: job.policy?.ttl ?? JOB_LIMITS.ttl.default,
         offeredTo,

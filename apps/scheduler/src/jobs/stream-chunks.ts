@@ -1,7 +1,7 @@
 import { JOB_LIMITS } from '@runplane/contracts';
 
 /**
- * Splitting of stream output over several chunks (spec: "One chunk is at most 1 MB; larger output
+ * Splitting of stream output over several chunks (as on RunPod: "One chunk is at most 1 MB; larger output
  * is split over several chunks"). The limit applies to a chunk as `/stream` returns it,
  * `{"output": <value>}` encoded as UTF-8 JSON; 1 MB is read as 1 MiB (JOB_LIMITS.streamChunkBytes).
  *

@@ -21,7 +21,7 @@ export class WorkerLiveness {
   ) {}
 
   /**
-   * Its running jobs go back to the queue (retries + 1; contract §4) or, taken too often, fail; a
+   * Its running jobs go back to the queue (retries + 1) or, taken too often, fail; a
    * managed worker that never came up or died young counts as a failed start, so a crash-looping
    * template backs off. `reason` is recorded with each job's REQUEUED or FAILED event.
    */

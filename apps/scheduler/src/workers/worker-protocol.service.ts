@@ -31,7 +31,7 @@ import { WorkerLiveness } from './worker-liveness.service.js';
 import { WorkersRepository, type SeenWorker } from './workers.repository.js';
 
 /**
- * The worker side of the queue (contract §4, reference §1): workers pull jobs (job-take), report
+ * The worker side of the queue: workers pull jobs (job-take), report
  * progress, results and stream chunks, ping, and long-poll job-stop. Dispatch happens here, in
  * `take`: a claim in the job table, so a job is handed to exactly one worker whatever the number
  * of workers, queue-api instances or scheduler replicas.
@@ -107,7 +107,7 @@ export class WorkerProtocolService {
   }
 
   /**
-   * job-done (reference §1.5): `{status: "IN_PROGRESS", output}` is progress; `{error}` makes the
+   * job-done: `{status: "IN_PROGRESS", output}` is progress; `{error}` makes the
    * job FAILED (error stored as a string); otherwise COMPLETED with `output`. Only the first final
    * post of the worker holding the job counts; later or stray posts are acknowledged and dropped
    * (runpod-python retries posts, and a cancelled, timed-out or expired job keeps its state).
@@ -221,9 +221,9 @@ export class WorkerProtocolService {
 
   /**
    * Heartbeat: the worker is alive. Jobs it reports but no longer holds are put on its stop
-   * channel. `status: "unhealthy"` (failed fitness check, reference §1.1) means it is about to exit.
+   * channel. `status: "unhealthy"` (failed fitness check) means it is about to exit.
    *
-   * Reconciliation (reference §1.6): a ping that lists all the worker's jobs in progress and misses
+   * Reconciliation: a ping that lists all the worker's jobs in progress and misses
    * one it was given more than two ping intervals ago means the answer that carried it never
    * arrived (the scheduler or queue-api died between the claim and the reply): the job goes back
    * to the queue instead of waiting for its execution timeout.
@@ -359,7 +359,7 @@ export class WorkerProtocolService {
 
 const key = (endpointId: string, workerId: string) => `${endpointId}\u0000${workerId}`;
 
-/** `{id, input}` plus webhook / s3Config / policy when the request had them (contract §4). */
+/** `{id, input}` plus webhook / s3Config / policy when the request had them. */
 export function toWorkerJob(job: ClaimedJob): WorkerJob {
   const out: WorkerJob = { id: job.id, input: job.input as Record<string, unknown> };
   if (job.webhook) out.webhook = job.webhook;
@@ -368,7 +368,7 @@ export function toWorkerJob(job: ClaimedJob): WorkerJob {
   return out;
 }
 
-/** runpod-python only sends `error` when the handler's error is truthy (reference §1.5). */
+/** runpod-python only sends `error` when the handler's error is truthy. */
 function isError(error: unknown): boolean {
 const exitedWith = (code: number | null) =>
   code === null ? 'worker exited' : `worker exited (exit code ${code})`;
@@ -376,7 +376,7 @@ const exitedWith = (code: number | null) =>
   return error !== undefined && error !== null && error !== false && error !== '';
 }
 
-/** `error` is always a string in records (contract §3): non-strings are kept as their JSON. */
+/** `error` is always a string in records: non-strings are kept as their JSON. */
 function errorString(error: unknown): string {
   return typeof error === 'string' ? error : JSON.stringify(error);
 }

@@ -11,7 +11,7 @@ import { CreateApiKeyDto, CreateUserDto, type Principal } from '@runplane/contra
 import { ApiError, ApiErrors, listOf, schemaRef } from '@runplane/platform';
 import { ApiUsersService } from './api-users.service.js';
 
-/** `/v1/users` and `/v1/apikeys` (contract §1). Successful creates are 200, deletes 204 (RunPod REST v1 style). */
+/** `/v1/users` and `/v1/apikeys`. Successful creates are 200, deletes 204 (RunPod REST v1 style). */
 @ApiTags('Users and API keys')
 @Controller('v1')
 export class ApiUsersController {

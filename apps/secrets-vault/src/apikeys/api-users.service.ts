@@ -20,7 +20,7 @@ import { ApiKeysRepository, BOOTSTRAP_KEY_ID } from './apikeys.repository.js';
 const newId = (prefix: string) => `${prefix}_${randomUUID().replaceAll('-', '')}`;
 
 /**
- * Users and their API keys as the admin REST routes manage them (contract §1). Keys are shown once
+ * Users and their API keys as the admin REST routes manage them. Keys are shown once
  * and stored as SHA-256 hashes; a revocation is signalled to every instance's key cache at once
  * (and their cache TTL bounds it anyway, contract: effective within 5 s).
  */

@@ -20,7 +20,7 @@ export class ApiKeysBusController {
     return this.keys.verify(request.keyHash);
   }
 
-  /** Minted for each managed worker when it is started (its RUNPOD_AI_API_KEY, contract §4). */
+  /** Minted for each managed worker when it is started (its RUNPOD_AI_API_KEY). */
   @OnRpc(VaultRpc.mintWorkerKey)
   mintWorkerKey(@Payload() request: MintWorkerKeyRequest) {
     return this.keys.mintWorkerKey(request);

@@ -69,7 +69,7 @@ export class ApiKeysService implements OnApplicationBootstrap {
   }
 
   /**
-   * Contract §1: RUNPLANE_API_KEY, when set, is an admin key from the start; otherwise, if no admin
+   * RUNPLANE_API_KEY, when set, is an admin key from the start; otherwise, if no admin
    * key exists yet, one is generated and printed once (it cannot be shown again).
    */
   async onApplicationBootstrap(): Promise<void> {

@@ -41,7 +41,7 @@ function rateLimited({ message, retryAfter }: Refusal): GraphQLError {
 
 /**
  * Apollo's context function: `Authorization: Bearer <key>` (or the bare key) or `?api_key=<key>`
- * (reference §5.1). Failing here answers before anything is parsed or run.
+ *. Failing here answers before anything is parsed or run.
  */
 export async function authenticate(
   verifier: ApiKeyVerifier,

@@ -15,7 +15,7 @@ const CODES: Record<number, GraphqlErrorCode | 'SERVICE_UNAVAILABLE'> = {
 };
 
 /**
- * Errors of resolvers as contract §2 has them: `{message, path, extensions: {code}}` with the
+ * Errors of resolvers as the error model has them: `{message, path, extensions: {code}}` with the
  * code from the RunplaneError's status (400 BAD_USER_INPUT, 404 NOT_FOUND, 409 CONFLICT...) and
  * `details` for invalid input. Anything unexpected is logged and answered without its message.
  * Text the database cannot store (a NUL) is the caller's input: 400 as over the bus. Apollo's own

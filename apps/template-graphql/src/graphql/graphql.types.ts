@@ -1,7 +1,7 @@
 import { Field, Float, ID, InputType, Int, ObjectType } from '@nestjs/graphql';
 
 // The GraphQL shapes RunPod clients use (spec "Template (GraphQL)", "Secret (GraphQL)", reference
-// §5). Every argument and input field is nullable (reference §5.1: clients declare variables as
+// §5). Every argument and input field is nullable (clients declare variables as
 // both `T` and `T!`); required-ness is checked by the resolvers, which answer BAD_USER_INPUT.
 
 @ObjectType('EnvironmentVariable')

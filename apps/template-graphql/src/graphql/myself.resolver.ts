@@ -5,7 +5,7 @@ import { Myself, PodTemplate, Secret } from './graphql.types.js';
 import { SecretsClient } from './secrets.client.js';
 import { toPodTemplate } from './template-shape.js';
 
-/** `myself { podTemplates {...} secrets {...} }`: what official and third-party clients list (reference §5.5). */
+/** `myself { podTemplates {...} secrets {...} }`: what official and third-party clients list. */
 @Resolver(() => Myself)
 export class MyselfResolver {
   constructor(

@@ -5,7 +5,7 @@ import { Secret, SecretCreateInput } from './graphql.types.js';
 import { SecretsClient } from './secrets.client.js';
 import { validatedInput } from './validate-input.js';
 
-/** secretCreate and secretDelete (reference §5.4). The value goes to secrets-vault and never comes back. */
+/** secretCreate and secretDelete. The value goes to secrets-vault and never comes back. */
 @Resolver(() => Secret)
 export class SecretsResolver {
   constructor(private readonly secrets: SecretsClient) {}

@@ -1,7 +1,7 @@
 import type { PortLabel, Template } from '@runplane/contracts';
 import type { Template as TemplateRow } from '../generated/prisma/client.js';
 
-/** A stored template as REST v1 shows it (spec "Template (REST)"); the owner stays internal. */
+/** A stored template as REST v1 shows it; the owner stays internal. */
 export function toTemplate(row: TemplateRow): Template {
   return {
     id: row.id,

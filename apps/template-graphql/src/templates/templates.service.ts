@@ -26,7 +26,7 @@ import {
 } from './templates.repository.js';
 
 /**
- * Defaults of RunPod's TemplateCreateInput (reference §4.3), which are also the "defaults" of the
+ * Defaults of RunPod's TemplateCreateInput, which are also the "defaults" of the
  * spec's template update table: what a field holds until it is set. An update changes only the
  * fields it names. A serverless template has no volume, so its volumeInGb defaults to 0.
  */

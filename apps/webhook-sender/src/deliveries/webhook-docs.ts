@@ -4,7 +4,7 @@ export const JOB_WEBHOOK_OPENAPI = {
     tags: ['Webhooks'],
     operationId: 'Webhook_jobFinished',
     summary: 'A job with a `webhook` reached a final state',
-    description: `POSTed to the job's \`webhook\` URL for COMPLETED, FAILED, CANCELLED and TIMED_OUT (contract §7). Any 2xx
+    description: `POSTed to the job's \`webhook\` URL for COMPLETED, FAILED, CANCELLED and TIMED_OUT. Any 2xx
 acknowledges it; otherwise it is tried again (3 attempts, 10 s apart, 10 s timeout each: WEBHOOK_MAX_ATTEMPTS,
 WEBHOOK_RETRY_DELAY_MS, WEBHOOK_TIMEOUT_MS); redirects are not followed. Signed per Standard Webhooks with the account's
 signing secret (\`GET /v1/webhooks/secret\`; \`verifyWebhook\` in @runplane/contracts checks it). Every attempt and

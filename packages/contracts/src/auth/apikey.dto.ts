@@ -1,7 +1,7 @@
 import { IsIn, IsNotEmpty, IsOptional, IsString, MaxLength, ValidateIf } from 'class-validator';
 import { API_KEY_SCOPES, type ApiKeyScope } from './principal.js';
 
-/** `POST /v1/users` (admin only, contract §1). */
+/** `POST /v1/users` (admin only). */
 export class CreateUserDto {
   @IsString() @IsNotEmpty() @MaxLength(191) name!: string;
 }
@@ -13,7 +13,7 @@ export interface User {
 }
 
 /**
- * `POST /v1/apikeys` (contract §1). `userId` defaults to the caller's user; only an admin may name
+ * `POST /v1/apikeys`. `userId` defaults to the caller's user; only an admin may name
  * another user. A non-admin caller may not create a key wider than its own. `worker` keys need the
  * `endpointId` whose worker routes they serve (an endpoint of that user).
  */

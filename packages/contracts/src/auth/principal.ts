@@ -1,4 +1,4 @@
-/** Scopes of an API key (contract §1). Ordered from widest to narrowest. */
+/** Scopes of an API key. Ordered from widest to narrowest. */
 export const API_KEY_SCOPES = ['admin', 'readwrite', 'readonly', 'worker'] as const;
 export type ApiKeyScope = (typeof API_KEY_SCOPES)[number];
 

@@ -4,7 +4,7 @@ import { OwnedRequest, TemplateUsageRequest, type Ack } from './scheduler.js';
 
 /**
  * The scheduler asks pod-rest for a serverless worker: a Pod of the endpoint's template carrying
- * the worker protocol environment (contract §4). pod-rest's compute provider runs it (a child
+ * the worker protocol environment. pod-rest's compute provider runs it (a child
  * process in standalone mode, a Kubernetes Pod in cluster mode) and owns its record.
  */
 export class StartWorkerRequest extends OwnedRequest {

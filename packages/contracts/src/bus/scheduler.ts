@@ -150,7 +150,7 @@ export class ReleaseJobsRequest extends WorkerRequest {
 
 export class JobDoneRequest extends WorkerRequest {
   @IsString() @IsNotEmpty() jobId!: string;
-  /** The raw job-done body (reference §1.5); interpreted by the scheduler. */
+  /** The raw job-done body; interpreted by the scheduler. */
   @IsObject() body!: JobDoneBody;
   @IsBoolean() isStream!: boolean;
 }
@@ -168,7 +168,7 @@ export class PingRequest extends WorkerRequest {
    * send `runpod_version` with it): jobs assigned to it long enough ago but missing never reached it.
    */
   @IsOptional() @IsBoolean() reportsJobs?: boolean;
-  /** Set by the fitness-check failure ping (reference §1.1): the worker is about to exit. */
+  /** Set by the fitness-check failure ping: the worker is about to exit. */
   @IsOptional() @IsIn(['unhealthy']) status?: 'unhealthy';
   /** `<check>: <reason>` of that ping. */
   @IsOptional() @IsString() @MaxLength(600) reason?: string;

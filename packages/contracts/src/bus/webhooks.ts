@@ -15,7 +15,7 @@ export class JobFinishedEvent {
   @IsIn(WEBHOOK_JOB_STATES) status!: (typeof WEBHOOK_JOB_STATES)[number];
   @IsString() @IsNotEmpty() webhook!: string;
   /**
-   * The webhook body exactly as it is sent (contract §7: the `/status` object plus `input` and
+   * The webhook body exactly as it is sent (the `/status` object plus `input` and
    * `webhook`), as JSON text: kept byte for byte (key order, escapes) and signed as is.
    */
   @IsString() body!: string;

@@ -18,7 +18,7 @@ import { JOB_LIMITS } from '../jobs/limits.js';
 export const SCALER_TYPES = ['QUEUE_DELAY', 'REQUEST_COUNT'] as const;
 export type ScalerType = (typeof SCALER_TYPES)[number];
 
-/** Defaults of RunPod REST v1 EndpointCreateInput (contract §6, reference §4.2). */
+/** Defaults of RunPod REST v1 EndpointCreateInput. */
 export const ENDPOINT_DEFAULTS = {
   computeType: 'GPU' as 'GPU' | 'CPU',
   gpuCount: 1,
@@ -77,7 +77,7 @@ export class EndpointCreateDto extends EndpointUpdateDto {
   @IsOptional() @IsIn(['GPU', 'CPU']) computeType?: 'GPU' | 'CPU';
 }
 
-/** An endpoint as REST v1 returns it (reference §4.2 "Endpoint"). */
+/** An endpoint as REST v1 returns it (RunPod's "Endpoint"). */
 export interface Endpoint {
   id: string;
   name: string;
@@ -102,7 +102,7 @@ export interface Endpoint {
   networkVolumeId?: string | null;
 }
 
-/** `/health` (spec "Health record" + contract §3 worker states). */
+/** `/health`: job counts, and worker counts by state. */
 export interface HealthRecord {
   jobs: { completed: number; failed: number; inProgress: number; inQueue: number; retried: number };
   workers: {

@@ -1,5 +1,5 @@
 /**
- * The error model of every Runplane API (contract §2). One class travels everywhere: thrown by a
+ * The error model of every Runplane API. One class travels everywhere: thrown by a
  * service, carried over the bus as a plain object, and rendered by the HTTP exception filter as
  * `{"error", "message", "status", "details"?}`.
  */
@@ -19,7 +19,7 @@ export interface ErrorBody {
   code?: string;
 }
 
-/** GraphQL `extensions.code` values (contract §2). */
+/** GraphQL `extensions.code` values. */
 export type GraphqlErrorCode =
   'BAD_USER_INPUT' | 'NOT_FOUND' | 'CONFLICT' | 'FORBIDDEN' | 'UNAUTHENTICATED';
 

@@ -1,6 +1,6 @@
 import type { JobStatus } from './job-status.js';
 
-/** What `/status` returns (spec: "Job response record" + contract §3 additions). */
+/** What `/status` returns: RunPod's job record plus Runplane's additions. */
 export interface JobRecord {
   id: string;
   status: JobStatus;

@@ -9,7 +9,7 @@ export const JOB_LIMITS = {
   streamChunkBytes: 1024 * 1024,
 } as const;
 
-/** Queue operations with their own limits (spec "Limits"): the key of QUEUE_RATE_LIMITS. */
+/** Queue operations with their own limits: the key of QUEUE_RATE_LIMITS. */
 export type LimitedQueueOperation =
   'runsync' | 'run' | 'status' | 'stream' | 'cancel' | 'purge-queue' | 'openai' | 'requests';
 

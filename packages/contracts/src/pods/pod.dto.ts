@@ -31,7 +31,7 @@ const PORT_MESSAGE = 'each port must look like "8888/http" or "22/tcp"';
 const NAME_MESSAGE = `name must be at most ${MAX_POD_NAME} characters`;
 
 /**
- * Body of `PATCH /v1/pods/{id}` and `POST /v1/pods/{id}/update` (reference §4.4 PodUpdateInput).
+ * Body of `PATCH /v1/pods/{id}` and `POST /v1/pods/{id}/update` (RunPod's PodUpdateInput).
  * A change to what runs (image, command, env, ports, disks) restarts a running Pod.
  */
 export class PodUpdateDto {
@@ -61,7 +61,7 @@ export class PodUpdateDto {
 }
 
 /**
- * Body of `POST /v1/pods` (reference §4.4 PodCreateInput; no field is required, but a Pod needs an
+ * Body of `POST /v1/pods` (RunPod's PodCreateInput; no field is required, but a Pod needs an
  * image: `imageName` or a `templateId` whose image it takes). Placement preferences that a
  * self-hosted installation has no use for (priorities, country codes, bandwidth minimums, CUDA
  * versions) are accepted and validated, not acted on.
@@ -102,7 +102,7 @@ export class PodCreateDto extends PodUpdateDto {
   @IsOptional() @IsString() @HasNoNul() dockerArgs?: string;
 }
 
-/** Spec "GPU object". Prices are per GPU and hour. */
+/** A GPU type as a Pod shows it. Prices are per GPU and hour. */
 export interface PodGpu {
   id: string;
   count: number;
@@ -117,7 +117,7 @@ export interface PodGpu {
   secureSpotPrice: number;
 }
 
-/** Spec "Machine object" (plus `memoryInGb`, the host's RAM). Unknown facts are null. */
+/** The machine a Pod runs on (plus `memoryInGb`, the host's RAM). Unknown facts are null. */
 export interface PodMachine {
   minPodGpuCount: number;
   gpuTypeId: string | null;
@@ -149,7 +149,7 @@ export interface PodMachine {
   gpuDisplayName: string | null;
 }
 
-/** Spec "Network volume object". */
+/** A network volume as a Pod shows it. */
 export interface PodNetworkVolume {
   id: string;
   name: string;
@@ -157,7 +157,7 @@ export interface PodNetworkVolume {
   dataCenterId: string;
 }
 
-/** Spec "Savings plan object". */
+/** A savings plan as RunPod lists it. */
 export interface PodSavingsPlan {
   id: string;
   podId: string;
@@ -167,7 +167,7 @@ export interface PodSavingsPlan {
   endTime: string;
 }
 
-/** A Pod as REST v1 returns it (spec "Pod (REST response)"); absent optional values are null. */
+/** A Pod as REST v1 returns it; absent optional values are null. */
 export interface Pod {
   id: string;
   name: string;

@@ -1,5 +1,5 @@
 /**
- * Secret references in template env values (contract §8, reference §5.4):
+ * Secret references in template env values:
  * `{{ RUNPOD_SECRET_<name> }}`, spaces inside the braces optional. A reference may be the whole
  * value or part of it (`Bearer {{ RUNPOD_SECRET_token }}`). Resolved only when a worker or Pod
  * starts; templates and Pods keep the reference as written.

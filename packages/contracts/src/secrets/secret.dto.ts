@@ -2,14 +2,14 @@ import { IsOptional, IsString, Matches, MaxLength } from 'class-validator';
 import { HasNoNul } from '../validation/no-nul.js';
 
 /**
- * Secret names: what may follow `RUNPOD_SECRET_` in a template env reference (reference §5.4), so
+ * Secret names: what may follow `RUNPOD_SECRET_` in a template env reference, so
  * every secret can be referenced.
  */
 export const SECRET_NAME_PATTERN = /^[A-Za-z0-9_.-]{1,128}$/;
 /** Largest secret value accepted (it ends up in a worker's environment). */
 export const SECRET_VALUE_MAX_BYTES = 64 * 1024;
 
-/** GraphQL `SecretCreateInput` {name, value, description} (reference §5.4). */
+/** GraphQL `SecretCreateInput` {name, value, description}. */
 export class SecretCreateDto {
   @IsString({ message: 'name must be a string' })
   @Matches(SECRET_NAME_PATTERN, {
@@ -29,7 +29,7 @@ export class SecretCreateDto {
   @IsOptional() @IsString() @MaxLength(1000) description?: string | null;
 }
 
-/** A secret as every API shows it: never its value (values are write-only, reference §5.4). */
+/** A secret as every API shows it: never its value (values are write-only). */
 export interface Secret {
   id: string;
   name: string;

@@ -80,7 +80,7 @@ export class PortLabelDto {
   @IsString() @MinLength(1) @MaxLength(64) @HasNoNul() name!: string;
 }
 
-/** Body of `POST /v1/templates/{id}/update` and `PATCH` (spec "Template update body"). */
+/** Body of `POST /v1/templates/{id}/update` and `PATCH`. */
 export class TemplateUpdateDto {
   @IsOptional() @IsString() @MinLength(1) @MaxLength(191) @HasNoNul() name?: string;
   @IsOptional() @IsString() @MinLength(1) @HasNoNul() imageName?: string;
@@ -113,7 +113,7 @@ export class TemplateUpdateDto {
   volumeMountPath?: string;
 }
 
-/** Body of `POST /v1/templates` (reference §4.3 TemplateCreateInput: name and imageName required). */
+/** Body of `POST /v1/templates` (RunPod's TemplateCreateInput: name and imageName required). */
 export class TemplateCreateDto extends TemplateUpdateDto {
   // class-validator keeps the parent's @IsOptional() unless the child declares its own conditional
   // validation: `@ValidateIf(() => true)` replaces it, so these two are really required. The
@@ -140,7 +140,7 @@ export interface PortLabel {
   name: string;
 }
 
-/** A template as REST v1 returns it (spec "Template (REST)"). */
+/** A template as REST v1 returns it. */
 export interface Template {
   id: string;
   name: string;

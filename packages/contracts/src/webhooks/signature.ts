@@ -2,7 +2,7 @@ import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
 
 /**
  * Standard Webhooks signing (symmetric `v1`, HMAC-SHA256), the scheme of Runplane's job webhooks
- * (contract §7). Receivers import `verifyWebhook` to check a call; webhook-sender uses
+ *. Receivers import `verifyWebhook` to check a call; webhook-sender uses
  * `signWebhook`. The secret is `whsec_<base64>` as shown by `GET /v1/webhooks/secret`.
  */
 export const WEBHOOK_SECRET_PREFIX = 'whsec_';

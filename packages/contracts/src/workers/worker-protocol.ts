@@ -1,5 +1,5 @@
 /**
- * The job a worker receives from job-take (contract §4): `{id, input}` plus `webhook`, `s3Config`
+ * The job a worker receives from job-take: `{id, input}` plus `webhook`, `s3Config`
  * and `policy` when the request had them.
  */
 export interface WorkerJob {
@@ -11,7 +11,7 @@ export interface WorkerJob {
 }
 
 /**
- * Body of job-done as the RunPod worker SDK posts it (reference §1.5): `{output}`, `{error}`,
+ * Body of job-done as the RunPod worker SDK posts it: `{output}`, `{error}`,
  * `{output, error}`, progress `{status: "IN_PROGRESS", output}`, plus `stopPod`.
  */
 export interface JobDoneBody {
@@ -23,5 +23,5 @@ export interface JobDoneBody {
 
 /** Ping interval given to managed workers (RUNPOD_PING_INTERVAL, ms); 3 missed = unhealthy. */
 export const DEFAULT_PING_INTERVAL_MS = 10_000;
-/** How long job-take and job-stop hold an empty poll (contract §4: up to 30 s, never over 60 s). */
+/** How long job-take and job-stop hold an empty poll (up to 30 s, never over 60 s). */
 export const WORKER_LONG_POLL_MS = 30_000;

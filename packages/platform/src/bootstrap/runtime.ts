@@ -22,7 +22,7 @@ export interface Runtime {
 }
 
 /**
- * Chooses the run mode from configuration (contract §1): NATS_URL → NATS JetStream bus, else the
+ * Chooses the run mode from configuration: NATS_URL → NATS JetStream bus, else the
  * in-process bus; a service with a database URL → that PostgreSQL, else the embedded database.
  * Only a process running ALL services may use the in-process bus and the embedded database.
  */

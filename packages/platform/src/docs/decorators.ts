@@ -15,7 +15,7 @@ export function listOf(name: string): { type: 'array'; items: { $ref: string } }
   return { type: 'array', items: schemaRef(name) };
 }
 
-/** What each error status means across the APIs (contract §2); a route may say more. */
+/** What each error status means across the APIs; a route may say more. */
 export const ERROR_MEANINGS: Readonly<Record<number, string>> = {
   400: 'Invalid request: malformed JSON, or a field or query value that fails validation (`details` names each field).',
   401: 'Missing or unknown API key, or a key whose scope does not allow this route.',

@@ -31,7 +31,7 @@ the worker protocol and the OpenAI-compatible routes), the REST API (\`/v1/...\`
 readwrite), \`admin\`, or \`worker\` (the endpoint's worker key, or an admin/readwrite key) access: see
 \`x-runplane-access\` on each operation. A missing, unknown or under-privileged key is 401.
 
-**Errors** (contract §2): every queue and REST error is JSON \`{"error", "message", "status", "code"?,
+**Errors**: every queue and REST error is JSON \`{"error", "message", "status", "code"?,
 "details"?}\` (\`ErrorBody\`); \`details[].path\` names the offending field of a 400. 500 means a real
 fault, never bad input.
 

@@ -20,7 +20,7 @@ const FASTIFY_ERRORS: Record<string, (err: { message: string }) => RunplaneError
 };
 
 /**
- * Turns anything thrown while serving a request into the contract's error (§2). Unknown errors
+ * Turns anything thrown while serving a request into the contract's error. Unknown errors
  * become a 500 without their message (it may hold internals); the caller logs them.
  */
 export function toRunplaneError(err: unknown): { error: RunplaneError; unexpected: boolean } {

@@ -60,7 +60,7 @@ export async function startTelemetry(): Promise<boolean> {
     instrumentations: [
       new HttpInstrumentation({
         ignoreIncomingRequestHook: (request) => isUntracedPath(request.url),
-        // GraphQL clients send their API key as ?api_key= (reference §5.1): never into url.query.
+        // GraphQL clients send their API key as ?api_key=: never into url.query.
         redactedQueryParamsServer: [...REDACTED_QUERY_PARAMS],
       }),
       // Prisma 7 reads its tracing helper from a global the instrumentation sets when enabled (no
