@@ -13,7 +13,7 @@ import { PodGetQuery, PodListQuery } from './pod-query.dto.js';
 import { PodsService } from './pods.service.js';
 
 /**
- * RunPod REST v1 Pods (spec "REST operations", reference §4.1, §4.4): create 201,
+ * RunPod REST v1 Pods: create 201,
  * bare-array list, get with include flags, update by PATCH or `POST .../update`, delete 204, and
  * start/stop/restart/reset answering the Pod. Another user's Pod is "not found".
  */

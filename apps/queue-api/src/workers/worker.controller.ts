@@ -38,7 +38,7 @@ function callOf(
 }
 
 /**
- * The worker protocol of RunPod's serverless worker SDK (reference §1.3-§1.7): the
+ * The worker protocol of RunPod's serverless worker SDK: the
  * endpoint's worker key (raw or Bearer) or an admin/readwrite key. Long polls answer 204 with an
  * empty body when there is nothing; jobs are JSON (runpod-python drops a job without that type).
  */

@@ -23,7 +23,7 @@ export interface Handout {
 const MAX_BATCH = 100;
 const MAX_REASON = 256; // the SDK truncates its reason to 256 characters too
 
-/** The worker protocol (reference §1.3-§1.7), carried out by the scheduler over the bus. */
+/** The worker protocol, carried out by the scheduler over the bus. */
 @Injectable()
 export class WorkerService {
   constructor(

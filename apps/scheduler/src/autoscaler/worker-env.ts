@@ -1,5 +1,5 @@
 /**
- * The worker protocol environment of a managed worker (reference §1.2-§1.3). The
+ * The worker protocol environment of a managed worker. The
  * worker id is baked into every URL; `$ID` is left for runpod-python to replace with the job id.
  * The URLs end in `?gpu=...` because the SDK appends its own parameters with `&`.
  */
