@@ -36,8 +36,8 @@ ${CLIENT_HELP}
 Services: ${Object.keys(ALL_SERVICES).join(', ')}
 Configuration: environment variables, see docs/configuration.md.`;
 
-async function main(argv: string[]): Promise<number> {
-  const { positionals, values } = parseArgs({
+function parse(argv: string[]) {
+  return parseArgs({
     args: argv,
     allowPositionals: true,
     options: {
@@ -60,6 +60,32 @@ async function main(argv: string[]): Promise<number> {
       check: { type: 'boolean' },
     },
   });
+}
+
+/** A usage mistake: one line naming it, then the usage, on stderr; exit status 1. */
+function usageError(message: string): number {
+  process.stderr.write(`runplane: ${message}\n\n${HELP}\n`);
+  return 1;
+}
+
+/** parseArgs' complaint (unknown option, missing value) as one plain sentence, else undefined. */
+function parseArgsProblem(err: unknown): string | undefined {
+  const { code, message } = err as { code?: string; message?: string };
+  if (!code?.startsWith('ERR_PARSE_ARGS_') || !message) return undefined;
+  const option = /Unknown option '([^']+)'/.exec(message)?.[1];
+  return option ? `unknown option "${option}"` : message.split('\n')[0];
+}
+
+async function main(argv: string[]): Promise<number> {
+  let parsed: ReturnType<typeof parse>;
+  try {
+    parsed = parse(argv);
+  } catch (err) {
+    const problem = parseArgsProblem(err);
+    if (problem) return usageError(problem);
+    throw err;
+  }
+  const { positionals, values } = parsed;
   const command = positionals[0];
   if (values.help || !command) {
     process.stdout.write(`${HELP}\n`);
@@ -73,8 +99,7 @@ async function main(argv: string[]): Promise<number> {
     return runAdminCommand(command, positionals.slice(1), values);
   if (command === 'endpoints' || command === 'jobs')
     return runQueueCommand(command, positionals.slice(1), values);
-  process.stderr.write(`unknown command "${command}"\n\n${HELP}\n`);
-  return 1;
+  return usageError(`unknown command "${command}"`);
 }
 
 async function start(services: ServiceDescriptor[], allInOne: boolean): Promise<number> {
