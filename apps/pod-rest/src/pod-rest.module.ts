@@ -9,6 +9,10 @@ import { PodViews } from './pods/pod-view.js';
 import { JobEventsController } from './endpoints/job-events.controller.js';
 import { JobEventsService } from './endpoints/job-events.service.js';
 import { CatalogueBusController } from './catalogue/catalogue.bus-controller.js';
+import { LogCollector } from './logs/log-collector.js';
+import { LogLinesRepository } from './logs/log-lines.repository.js';
+import { EndpointLogsController, PodLogsController } from './logs/logs.controller.js';
+import { LogsService } from './logs/logs.service.js';
 import { NetworkVolumesBusController } from './network-volumes/network-volumes.bus-controller.js';
 import { NetworkVolumesController } from './network-volumes/network-volumes.controller.js';
 import { NetworkVolumesRepository } from './network-volumes/network-volumes.repository.js';
@@ -48,6 +52,8 @@ export const POD_REST_MIGRATIONS = fileURLToPath(new URL('../prisma/migrations',
     CatalogueBusController,
     NetworkVolumesController,
     NetworkVolumesBusController,
+    PodLogsController,
+    EndpointLogsController,
   ],
   providers: [
     WorkersService,
@@ -61,6 +67,9 @@ export const POD_REST_MIGRATIONS = fileURLToPath(new URL('../prisma/migrations',
     PodViews,
     NetworkVolumesService,
     NetworkVolumesRepository,
+    LogLinesRepository,
+    LogCollector,
+    LogsService,
   ],
 })
 export class PodRestModule {}

@@ -39,6 +39,8 @@ export class PodRestSettings {
    * plus a list of user ids. The local provider cannot contain a command the way a container can.
    */
   readonly localRunUsers: { all: boolean; userIds: string[] };
+  /** Workload logs kept in the database, per Pod (docs/configuration.md): the oldest lines go first. */
+  readonly logs: { maxLines: number; maxBytes: number };
   /** Kubernetes provider settings. */
   readonly kubernetes: {
     namespace: string;
@@ -102,6 +104,10 @@ export class PodRestSettings {
     this.localRunUsers = {
       all: runUsers.includes('all'),
       userIds: runUsers.filter((u) => u !== 'admins' && u !== 'all'),
+    };
+    this.logs = {
+      maxLines: intSetting(env, 'RUNPLANE_LOG_MAX_LINES', 10_000, 1, 10_000_000),
+      maxBytes: intSetting(env, 'RUNPLANE_LOG_MAX_BYTES', 4 * 1024 * 1024, 1024, 1024 ** 3),
     };
     const namespace = env.RUNPLANE_KUBERNETES_NAMESPACE?.trim() || 'default';
     if (!/^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$/.test(namespace)) {

@@ -29,10 +29,14 @@ describe('KubernetesComputeProvider against a fake API server', () => {
   const providers: KubernetesComputeProvider[] = [];
   let n = 0;
 
-  const newProvider = async () => {
+  const newProvider = async (extra: { logPollMs?: number } = {}) => {
     const kc = new KubeConfig();
     kc.loadFromFile(api.kubeconfig(dir));
-    const p = new KubernetesComputeProvider(kc, OPTIONS, createLogger({ level: 'silent' }));
+    const p = new KubernetesComputeProvider(
+      kc,
+      { ...OPTIONS, ...extra },
+      createLogger({ level: 'silent' }),
+    );
     providers.push(p);
     await p.onModuleInit();
     return p;
@@ -283,7 +287,10 @@ describe('KubernetesComputeProvider against a fake API server', () => {
       api.requestsTo('DELETE', `/api/v1/namespaces/${NS}/secrets/${spec.id}-env`),
     ).toHaveLength(1);
     expect(api.pods.has(spec.id)).toBe(false);
-    expect(exits).toEqual([expect.objectContaining({ ref: spec.id, stopRequested: true })]);
+    // Told once its last log lines were read (other tests' ended Pods are reported too: listed at start).
+    const mine = () => exits.filter((s) => s.ref === spec.id);
+    await waitFor(() => mine().length > 0, 'the exit');
+    expect(mine()).toEqual([expect.objectContaining({ ref: spec.id, stopRequested: true })]);
     expect(await k8s.status(spec.id)).toBeNull();
     expect(await k8s.stop(spec.id)).toBeNull();
   });
@@ -381,7 +388,9 @@ describe('KubernetesComputeProvider against a fake API server', () => {
     second.onExit((s) => exits.push(s));
     await second.onModuleInit();
     expect(await second.status(a.id)).toMatchObject({ state: 'running', machineId: 'node-1' });
-    expect(exits).toEqual([
+    const ofThese = () => exits.filter((s) => s.ref === a.id || s.ref === b.id);
+    await waitFor(() => ofThese().length > 0, 'the exit of b');
+    expect(ofThese()).toEqual([
       expect.objectContaining({ ref: b.id, exitCode: 0, reason: 'Completed' }),
     ]);
   });
@@ -474,5 +483,48 @@ describe('KubernetesComputeProvider against a fake API server', () => {
       api.requestsTo('GET', `/api/v1/namespaces/${NS}/pods/wk-logs/log`)[0].query.get('tailLines'),
     ).toBe('2');
     expect(await k8s.logs('missing')).toEqual([]);
+  });
+
+  it('tells each log line of a running workload once, read from the log API as it grows, and the last ones before its exit', async () => {
+    const k8s = await newProvider({ logPollMs: 20 });
+    const spec = workerSpec();
+    const events: string[] = [];
+    k8s.onLog((ref, lines) => {
+      if (ref === spec.id) events.push(...lines.map((l) => `${l.stream} ${l.text}`));
+    });
+    k8s.onExit((s) => void (s.ref === spec.id && events.push('exit')));
+    await k8s.start(spec);
+    api.run(spec.id);
+    // Two lines in the same nanosecond, then a later one: none told twice, though the fake
+    // answers the whole log whatever sinceSeconds says.
+    const t0 = Date.now();
+    const at = (ms: number) => new Date(t0 + ms).toISOString();
+    let log = `${at(0)} one\n${at(0)} two\n`;
+    api.logs.set(spec.id, log);
+    await waitFor(() => events.length === 2, 'the first lines');
+    log += `${at(5)} three\n`;
+    api.logs.set(spec.id, log);
+    await waitFor(() => events.includes('stdout three'), 'a later line');
+    log += `${at(9)} last words\n`;
+    api.logs.set(spec.id, log);
+    api.update(spec.id, (p) => {
+      p.status.phase = 'Succeeded';
+      p.status.containerStatuses[0].state = {
+        terminated: { exitCode: 0, reason: 'Completed', finishedAt: new Date().toISOString() },
+      };
+    });
+    await waitFor(() => events.includes('exit'), 'the exit');
+    expect(events).toEqual([
+      'stdout one',
+      'stdout two',
+      'stdout three',
+      'stdout last words',
+      'exit',
+    ]);
+    expect(
+      api
+        .requestsTo('GET', `/api/v1/namespaces/${NS}/pods/${spec.id}/log`)
+        .some((r) => r.query.get('sinceSeconds')),
+    ).toBe(true);
   });
 });

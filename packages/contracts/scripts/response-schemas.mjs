@@ -23,6 +23,7 @@ const RESPONSE_TYPES = [
   'Template',
   'Pod',
   'NetworkVolume',
+  'WorkloadLogLine',
   'ContainerRegistryAuth',
   'User',
   'ApiKeyView',

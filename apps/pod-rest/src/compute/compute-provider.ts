@@ -128,6 +128,8 @@ export interface LogsOptions {
 
 export type ExitListener = (status: WorkloadStatus) => void;
 export type StatusListener = (status: WorkloadStatus) => void;
+/** Output lines of the workload `ref`, as they come, oldest first. */
+export type LogListener = (ref: string, lines: LogLine[]) => void;
 
 export const DEFAULT_STOP_GRACE_MS = 10_000;
 
@@ -140,6 +142,7 @@ export class WorkloadStartError extends Error {
 export abstract class ComputeProvider {
   abstract readonly kind: 'local' | 'kubernetes';
   private readonly statusListeners = new Set<StatusListener>();
+  private readonly logListeners = new Set<LogListener>();
   /** Starts the workload; resolves once it runs (or rejects with WorkloadStartError). */
   abstract start(spec: WorkloadSpec): Promise<WorkloadHandle>;
   /**
@@ -175,6 +178,27 @@ export abstract class ComputeProvider {
   onStatus(listener: StatusListener): () => void {
     this.statusListeners.add(listener);
     return () => void this.statusListeners.delete(listener);
+  }
+
+  /**
+   * Every output line of every workload, once, as it is read (local: as the process writes it;
+   * Kubernetes: read from the log API while it runs, the rest once it ended). All lines of a
+   * workload are delivered before its exit is told to `onExit` listeners.
+   */
+  onLog(listener: LogListener): () => void {
+    this.logListeners.add(listener);
+    return () => void this.logListeners.delete(listener);
+  }
+
+  protected emitLogs(ref: string, lines: LogLine[], onError: (err: unknown) => void): void {
+    if (!lines.length) return;
+    for (const listener of this.logListeners) {
+      try {
+        listener(ref, lines);
+      } catch (err) {
+        onError(err);
+      }
+    }
   }
 
   protected emitStatus(status: WorkloadStatus, onError: (err: unknown) => void): void {

@@ -177,7 +177,11 @@ export class LocalComputeProvider
     child.on('error', (err) =>
       this.logger.warn({ podId: spec.id, err: err.message }, 'worker process error'),
     );
-    const logs = new LogRingBuffer(this.options.logs);
+    const logs = new LogRingBuffer(this.options.logs, (line) =>
+      this.emitLogs(spec.id, [line], (err) =>
+        this.logger.error({ err: String(err) }, 'log listener failed'),
+      ),
+    );
     child.stdout!.on('data', (chunk: Buffer) => logs.write('stdout', chunk));
     child.stderr!.on('data', (chunk: Buffer) => logs.write('stderr', chunk));
     // The process binds its ports on this host directly: each maps to itself.

@@ -30,7 +30,11 @@ export class LogRingBuffer {
     stderr: new StringDecoder('utf8'),
   };
 
-  constructor(options: LogRingBufferOptions = {}) {
+  /** `onLine` sees every line as it is added, before any is dropped. */
+  constructor(
+    options: LogRingBufferOptions = {},
+    private readonly onLine?: (line: LogLine) => void,
+  ) {
     this.maxLines = options.maxLines ?? 1000;
     this.maxChars = options.maxChars ?? 1024 * 1024;
     this.maxLineChars = options.maxLineChars ?? 16 * 1024;
@@ -67,7 +71,9 @@ export class LogRingBuffer {
   private add(stream: Stream, text: string): void {
     for (let i = 0; i < text.length || i === 0; i += this.maxLineChars) {
       const piece = text.slice(i, i + this.maxLineChars);
-      this.lines.push({ at: new Date(), stream, text: piece });
+      const line: LogLine = { at: new Date(), stream, text: piece };
+      this.lines.push(line);
+      this.onLine?.(line);
       this.chars += piece.length;
     }
     while (

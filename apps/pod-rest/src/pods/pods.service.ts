@@ -27,6 +27,7 @@ import {
   type WorkloadStatus,
 } from '../compute/compute-provider.js';
 import { LocalRunPolicy } from '../compute/local-run-policy.js';
+import { LogCollector } from '../logs/log-collector.js';
 import { declaredFields } from '../http/declared-fields.js';
 import { NetworkVolumesService } from '../network-volumes/network-volumes.service.js';
 import { SecretEnv } from '../secrets/secret-env.js';
@@ -78,6 +79,7 @@ export class PodsService
     private readonly views: PodViews,
     private readonly volumes: NetworkVolumesService,
     private readonly runPolicy: LocalRunPolicy,
+    private readonly logs: LogCollector,
     @Inject(LOGGER) private readonly logger: Logger,
   ) {
     this.unsubscribe.push(compute.onExit((status) => this.track(this.recordExit(status))));
@@ -363,23 +365,23 @@ export class PodsService
       return this.pods.reload(pod.id);
     }
     try {
-      const handle = await this.compute.start(
-        workloadSpec(row, {
-          ref,
-          resolvedEnv: resolved,
-          extraEnv: { RUNPOD_POD_ID: pod.id },
-          catalogue: this.catalogue.get(),
-          networkVolume: row.networkVolumeId
-            ? await this.volumes.mountable(row.ownerId, row.networkVolumeId)
-            : undefined,
-          persistentVolume: true,
-          labels: {
-            podId: pod.id,
-            ownerId: pod.ownerId,
-            ...(pod.templateId ? { templateId: pod.templateId } : {}),
-          },
-        }),
-      );
+      const spec = workloadSpec(row, {
+        ref,
+        resolvedEnv: resolved,
+        extraEnv: { RUNPOD_POD_ID: pod.id },
+        catalogue: this.catalogue.get(),
+        networkVolume: row.networkVolumeId
+          ? await this.volumes.mountable(row.ownerId, row.networkVolumeId)
+          : undefined,
+        persistentVolume: true,
+        labels: {
+          podId: pod.id,
+          ownerId: pod.ownerId,
+          ...(pod.templateId ? { templateId: pod.templateId } : {}),
+        },
+      });
+      this.logs.expect(pod.id, spec, (row.env ?? {}) as Record<string, string>);
+      const handle = await this.compute.start(spec);
       await this.pods.updateRun(
         pod.id,
         ref,

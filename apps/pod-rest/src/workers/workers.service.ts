@@ -26,6 +26,7 @@ import {
   type WorkloadStatus,
 } from '../compute/compute-provider.js';
 import { LocalRunPolicy } from '../compute/local-run-policy.js';
+import { LogCollector } from '../logs/log-collector.js';
 import { statusChange } from '../pods/pod-status.js';
 import { PodsRepository, type PodRow } from '../pods/pods.repository.js';
 import { workloadSpec } from '../pods/workload-spec.js';
@@ -54,6 +55,7 @@ export class WorkersService
     private readonly secretEnv: SecretEnv,
     private readonly catalogue: CatalogueService,
     private readonly runPolicy: LocalRunPolicy,
+    private readonly logs: LogCollector,
     @Inject(LOGGER) private readonly logger: Logger,
   ) {
     this.unsubscribe = compute.onExit((status) => {
@@ -181,20 +183,20 @@ export class WorkersService
     try {
       // Worker protocol variables win over the template's; secrets are resolved
       // here only, for the workload itself.
-      handle = await this.compute.start(
-        workloadSpec(pod, {
-          ref: pod.id,
-          resolvedEnv: templateEnv,
-          extraEnv: request.env,
-          catalogue: this.catalogue.get(),
-          labels: {
-            endpointId: request.endpointId,
-            templateId: template.id,
-            slsVersion: String(request.slsVersion),
-            ownerId: request.ownerId,
-          },
-        }),
-      );
+      const spec = workloadSpec(pod, {
+        ref: pod.id,
+        resolvedEnv: templateEnv,
+        extraEnv: request.env,
+        catalogue: this.catalogue.get(),
+        labels: {
+          endpointId: request.endpointId,
+          templateId: template.id,
+          slsVersion: String(request.slsVersion),
+          ownerId: request.ownerId,
+        },
+      });
+      this.logs.expect(pod.id, spec, pod.env as Record<string, string>);
+      handle = await this.compute.start(spec);
     } catch (err) {
       const reason = err instanceof WorkloadStartError ? err.message : 'internal error';
       await this.pods.update(pod.id, {

@@ -8,6 +8,8 @@
 //   {"read": ["/path", ...]}     output {"read": {"/path": "ok" or the error code}}: what a
 //                                tenant's code could read of the host (isolation tests)
 //   {"exit": 1}                  the worker process exits with that code while holding the job
+//   {"log": ["text", ...]}       prints each text as a line on stdout (worker log tests)
+//   {"log_env": ["A"]}           prints "A=<value>" on stdout (a secret must reach no log)
 // Keys combine; wait_for_file runs first.
 import { start } from '@runplane/worker-sdk';
 import { createHash } from 'node:crypto';
@@ -24,6 +26,8 @@ start({
         await sleep(50);
       }
     }
+    for (const text of input.log ?? []) process.stdout.write(`${text}\n`);
+    for (const name of input.log_env ?? []) process.stdout.write(`${name}=${process.env[name]}\n`);
     const out = {};
     for (const name of input.env ?? []) out[name] = process.env[name] ?? null;
     for (const name of input.env_sha256 ?? []) {

@@ -54,6 +54,8 @@ const FATAL_WAITING = new Set([
 
 export interface KubernetesOptions extends ManifestOptions {
   defaultGraceMs?: number;
+  /** How often the logs of running workloads are read (default 2 s). */
+  logPollMs?: number;
 }
 
 interface Tracked {
@@ -63,6 +65,10 @@ interface Tracked {
   ended: Promise<WorkloadStatus>;
   resolve: (status: WorkloadStatus) => void;
   lastKey?: string;
+  /** Log lines read so far: the newest timestamp (ms) and how many lines carried it. */
+  logCursor?: { at: number; seen: number };
+  /** The read of its logs under way (one at a time per workload). */
+  logRead?: Promise<void>;
 }
 
 /**
@@ -82,6 +88,7 @@ export class KubernetesComputeProvider extends ComputeProvider {
   private readonly nodes = new Map<string, { at: number; facts: MachineFacts | null }>();
   private stopped = false;
   private rewatch?: NodeJS.Timeout;
+  private logPoll?: NodeJS.Timeout;
   private ready?: Promise<void>;
 
   constructor(
@@ -114,6 +121,8 @@ export class KubernetesComputeProvider extends ComputeProvider {
   /** Starts the informer; resolves once the current Pods are listed (status() answers from it). */
   async onModuleInit(): Promise<void> {
     await this.watch();
+    this.logPoll = setInterval(() => this.collectRunning(), this.o.logPollMs ?? 2000);
+    this.logPoll.unref();
   }
 
   async start(spec: WorkloadSpec): Promise<WorkloadHandle> {
@@ -241,26 +250,82 @@ export class KubernetesComputeProvider extends ComputeProvider {
 
   async logs(ref: string, options: LogsOptions = {}): Promise<LogLine[]> {
     try {
-      const text = await this.core.readNamespacedPodLog({
-        name: ref,
-        namespace: this.o.namespace,
-        container: 'main',
-        tailLines: options.tail ?? 1000,
-        timestamps: true,
-      });
-      return String(text)
-        .split('\n')
-        .filter(Boolean)
-        .map((line) => {
-          const cut = line.indexOf(' ');
-          const at = new Date(line.slice(0, cut));
-          return Number.isNaN(at.getTime())
-            ? { at: new Date(), stream: 'stdout' as const, text: line }
-            : { at, stream: 'stdout' as const, text: line.slice(cut + 1) };
-        });
+      return await this.readLog(ref, { tailLines: options.tail ?? 1000 });
     } catch {
       return [];
     }
+  }
+
+  private async readLog(
+    ref: string,
+    o: { tailLines?: number; sinceSeconds?: number },
+  ): Promise<LogLine[]> {
+    const text = await this.core.readNamespacedPodLog({
+      name: ref,
+      namespace: this.o.namespace,
+      container: 'main',
+      timestamps: true,
+      ...o,
+    });
+    return String(text)
+      .split('\n')
+      .filter(Boolean)
+      .map((line) => {
+        const cut = line.indexOf(' ');
+        const at = new Date(line.slice(0, cut));
+        return Number.isNaN(at.getTime())
+          ? { at: new Date(), stream: 'stdout' as const, text: line }
+          : { at, stream: 'stdout' as const, text: line.slice(cut + 1) };
+      });
+  }
+
+  /** Running workloads: their new lines are read and told to the log listeners. */
+  private collectRunning(): void {
+    for (const [ref, t] of this.tracked) {
+      if (t.reported) continue;
+      const pod = this.informer?.get(ref, this.o.namespace);
+      const state = pod ? this.describe(pod).state : 'pending';
+      if (state === 'running' || state === 'stopping') void this.collectLogs(ref);
+    }
+  }
+
+  /**
+   * Reads the lines written since the last read (the log API's `sinceSeconds` is whole seconds:
+   * lines already told are skipped by their timestamps). A Pod whose logs cannot be read (not
+   * started, already deleted) gives none.
+   */
+  private collectLogs(ref: string): Promise<void> {
+    const t = this.track(ref);
+    t.logRead = (t.logRead ?? Promise.resolve()).then(async () => {
+      const cursor = t.logCursor;
+      let lines: LogLine[];
+      try {
+        lines = await this.readLog(ref, {
+          sinceSeconds: cursor ? Math.ceil((Date.now() - cursor.at) / 1000) + 1 : undefined,
+        });
+      } catch {
+        return;
+      }
+      let skip = cursor?.seen ?? 0;
+      const fresh = lines.filter((line) => {
+        const at = line.at.getTime();
+        if (cursor && at < cursor.at) return false;
+        if (cursor && at === cursor.at && skip > 0) {
+          skip--;
+          return false;
+        }
+        return true;
+      });
+      const last = lines.at(-1);
+      if (last) {
+        const at = last.at.getTime();
+        t.logCursor = { at, seen: lines.filter((l) => l.at.getTime() === at).length };
+      }
+      this.emitLogs(ref, fresh, (err) =>
+        this.logger.error({ err: String(err) }, 'log listener failed'),
+      );
+    });
+    return t.logRead;
   }
 
   onExit(listener: ExitListener): () => void {
@@ -272,6 +337,7 @@ export class KubernetesComputeProvider extends ComputeProvider {
   async releaseAll(): Promise<void> {
     this.stopped = true;
     clearTimeout(this.rewatch);
+    clearInterval(this.logPoll);
     await this.informer?.stop().catch(() => undefined);
   }
 
@@ -382,13 +448,16 @@ export class KubernetesComputeProvider extends ComputeProvider {
       },
       'kubernetes pod ended',
     );
-    for (const listener of this.exitListeners) {
-      try {
-        listener(final);
-      } catch (err) {
-        this.logger.error({ err: String(err) }, 'exit listener failed');
+    // Its last lines are told before its exit.
+    void this.collectLogs(ref).finally(() => {
+      for (const listener of this.exitListeners) {
+        try {
+          listener(final);
+        } catch (err) {
+          this.logger.error({ err: String(err) }, 'exit listener failed');
+        }
       }
-    }
+    });
     return final;
   }
 
