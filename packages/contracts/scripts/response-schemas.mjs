@@ -20,6 +20,8 @@ const RESPONSE_TYPES = [
   'StopJobsResponse',
   'Ack',
   'Endpoint',
+  'EndpointWorker',
+  'EndpointMetrics',
   'Template',
   'Pod',
   'NetworkVolume',

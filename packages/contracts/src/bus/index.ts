@@ -6,3 +6,4 @@ export * from './pods.js';
 export * from './webhooks.js';
 export * from './pod-api.js';
 export * from './users.js';
+export * from './endpoint-operations.js';

@@ -14,6 +14,7 @@ import {
 } from 'class-validator';
 import { HasNoNul } from '../validation/no-nul.js';
 import { JOB_LIMITS } from '../jobs/limits.js';
+import type { EndpointWaiting } from './endpoint-operations.js';
 
 export const SCALER_TYPES = ['QUEUE_DELAY', 'REQUEST_COUNT'] as const;
 export type ScalerType = (typeof SCALER_TYPES)[number];
@@ -100,6 +101,8 @@ export interface Endpoint {
   workersMin: number;
   workersMax: number;
   networkVolumeId?: string | null;
+  /** In get and list, when jobs are queued: how many, and why they wait. */
+  waiting?: EndpointWaiting;
 }
 
 /** `/health`: job counts, and worker counts by state. */

@@ -1,1 +1,2 @@
 export * from './endpoint.dto.js';
+export * from './endpoint-operations.js';
