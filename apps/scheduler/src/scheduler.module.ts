@@ -5,6 +5,10 @@ import { LOGGER } from '@runplane/platform';
 import { fileURLToPath } from 'node:url';
 import { Autoscaler } from './autoscaler/autoscaler.service.js';
 import { PublicUrl } from './autoscaler/public-url.js';
+import { EndpointOperationsBusController } from './endpoints/endpoint-operations.bus-controller.js';
+import { EndpointOperationsRepository } from './endpoints/endpoint-operations.repository.js';
+import { EndpointOperationsService } from './endpoints/endpoint-operations.service.js';
+import { WaitingReasons } from './endpoints/waiting-reasons.js';
 import { EndpointsBusController } from './endpoints/endpoints.bus-controller.js';
 import { EndpointsRepository } from './endpoints/endpoints.repository.js';
 import { EndpointCache } from './endpoints/endpoint-cache.js';
@@ -41,7 +45,12 @@ export const SCHEDULER_MIGRATIONS = fileURLToPath(new URL('../prisma/migrations'
       migrationsDir: SCHEDULER_MIGRATIONS,
     }),
   ],
-  controllers: [JobsBusController, WorkersBusController, EndpointsBusController],
+  controllers: [
+    JobsBusController,
+    WorkersBusController,
+    EndpointsBusController,
+    EndpointOperationsBusController,
+  ],
   providers: [
     SchedulerSettings,
     SchedulerTables,
@@ -53,6 +62,9 @@ export const SCHEDULER_MIGRATIONS = fileURLToPath(new URL('../prisma/migrations'
     WorkersRepository,
     LeaseRepository,
     EndpointsService,
+    EndpointOperationsRepository,
+    EndpointOperationsService,
+    WaitingReasons,
     JobsService,
     WorkerProtocolService,
     WorkerLiveness,

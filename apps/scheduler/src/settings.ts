@@ -26,6 +26,10 @@ export class SchedulerSettings {
    * ends FAILED instead of going back to the queue.
    */
   readonly jobMaxAttempts: number;
+  /** RUNPLANE_WORKER_HISTORY_MS: how long ended workers stay listed by `/v1/endpoints/{id}/workers` (1 h). */
+  readonly workerHistoryMs: number;
+  /** RUNPLANE_WORKER_HISTORY_MAX: at most this many ended workers are kept per endpoint (20). */
+  readonly workerHistoryMax: number;
   /** Where workers reach queue-api (RUNPLANE_PUBLIC_URL); derived from the listening port when unset. */
   readonly publicUrl?: string;
 
@@ -50,6 +54,14 @@ export class SchedulerSettings {
     );
     this.longPollRecheckMs = intSetting(env, 'RUNPLANE_LONG_POLL_RECHECK_MS', 2000, 50, 60_000);
     this.jobMaxAttempts = intSetting(env, 'RUNPLANE_JOB_MAX_ATTEMPTS', 3, 1, 100);
+    this.workerHistoryMs = intSetting(
+      env,
+      'RUNPLANE_WORKER_HISTORY_MS',
+      3_600_000,
+      60_000,
+      86_400_000,
+    );
+    this.workerHistoryMax = intSetting(env, 'RUNPLANE_WORKER_HISTORY_MAX', 20, 1, 1000);
     this.publicUrl = config.RUNPLANE_PUBLIC_URL?.replace(/\/+$/, '') || undefined;
   }
 }

@@ -267,9 +267,12 @@ export class Autoscaler implements OnApplicationBootstrap, OnModuleDestroy {
       );
       return true;
     } catch (err) {
-      await this.workers.delete(endpoint.id, workerId);
-      await this.keys.retire([workerId]);
       const status = err instanceof RunplaneError ? err.status : 500;
+      const unavailable = status === 503 || status === 504;
+      // A refused start stays listed (as ended, saying why); one a service did not answer is retried.
+      if (unavailable) await this.workers.delete(endpoint.id, workerId);
+      else await this.workers.markStartRefused(endpoint.id, workerId, refusal(err), new Date());
+      await this.keys.retire([workerId]);
       if (status === 504) {
         // It may have started after all: make sure it does not run unmanaged.
         await this.bus
@@ -280,7 +283,6 @@ export class Autoscaler implements OnApplicationBootstrap, OnModuleDestroy {
           )
           .catch(() => {});
       }
-      const unavailable = status === 503 || status === 504;
       // A service that is not answering is retried on the next tick; a refused start backs off.
       if (!unavailable)
         await this.endpoints.recordStartFailure(endpoint.id, startBackoffMs, new Date());
@@ -340,7 +342,13 @@ export class Autoscaler implements OnApplicationBootstrap, OnModuleDestroy {
     // job-take first): its row stays as a tombstone so those calls get no job and do not bring it
     // back as an external worker. External workers may legitimately return under the same id.
     if (w.managed) {
-      await this.workers.markStopped(w.endpointId, w.id, reason === 'unhealthy');
+      await this.workers.markStopped(
+        w.endpointId,
+        w.id,
+        STOP_REASONS[reason],
+        new Date(),
+        reason === 'unhealthy',
+      );
       await this.keys.retire([w.id]);
       this.logger.info({ endpointId: w.endpointId, workerId: w.id, reason }, 'worker stopped');
     } else await this.workers.delete(w.endpointId, w.id);
@@ -352,6 +360,23 @@ export class Autoscaler implements OnApplicationBootstrap, OnModuleDestroy {
     this.warnedAt.set(endpointId, now);
     this.logger.warn(fields, message);
   }
+}
+
+/** What a worker's `reason` says when the autoscaler stops it (a reason recorded before is kept). */
+const STOP_REASONS: Record<WorkerStopReason | 'endpoint-gone-or-stopping', string> = {
+  idle: 'idle',
+  outdated: 'rolling release',
+  'over-max': 'above workersMax',
+  'stop-requested': 'replaced: the worker asked to stop (stopPod)',
+  unhealthy: 'unhealthy',
+  'endpoint-gone-or-stopping': 'endpoint deleted',
+};
+
+/** `start refused: <message> (<code>)` for a start pod-rest or the vault refused. */
+function refusal(err: unknown): string {
+  if (!(err instanceof Error)) return `start refused: ${String(err)}`;
+  const code = err instanceof RunplaneError && err.code ? ` (${err.code})` : '';
+  return `start refused: ${err.message}${code}`;
 }
 
 function toScaleWorker(w: WorkerRow, jobs: number, now: Date): ScaleWorker {

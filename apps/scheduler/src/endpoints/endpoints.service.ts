@@ -20,6 +20,7 @@ import { JobChanges, ANY_JOB } from '../shared/job-changes.js';
 import { shortId } from '../shared/ids.js';
 import { WorkersRepository } from '../workers/workers.repository.js';
 import { EndpointCache } from './endpoint-cache.js';
+import { WaitingReasons } from './waiting-reasons.js';
 import { toEndpoint } from './endpoint-view.js';
 import {
   EndpointsRepository,
@@ -49,6 +50,7 @@ export class EndpointsService {
     private readonly jobs: JobsRepository,
     private readonly workers: WorkersRepository,
     private readonly changes: JobChanges,
+    private readonly waiting: WaitingReasons,
     private readonly bus: Bus,
     @Inject(LOGGER) private readonly logger: Logger,
   ) {}
@@ -105,12 +107,21 @@ export class EndpointsService {
     return toEndpoint(row);
   }
 
+  /** The caller's endpoints, each with `waiting` when jobs are queued. */
   async list({ ownerId }: OwnedRequest): Promise<Endpoint[]> {
-    return (await this.endpoints.listOwned(ownerId)).map(toEndpoint);
+    return this.withWaiting(await this.endpoints.listOwned(ownerId));
   }
 
   async get({ ownerId, endpointId }: EndpointScopedRequest): Promise<Endpoint> {
-    return toEndpoint(await this.requireOwned(ownerId, endpointId));
+    return (await this.withWaiting([await this.requireOwned(ownerId, endpointId)]))[0];
+  }
+
+  private async withWaiting(rows: EndpointRow[]): Promise<Endpoint[]> {
+    const waiting = await this.waiting.of(rows);
+    return rows.map((row) => {
+      const w = waiting.get(row.id);
+      return w ? { ...toEndpoint(row), waiting: w } : toEndpoint(row);
+    });
   }
 
   /**

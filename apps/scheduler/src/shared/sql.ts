@@ -14,6 +14,7 @@ export class SchedulerTables {
   readonly event: string;
   readonly stop: string;
   readonly worker: string;
+  readonly coldStart: string;
   readonly lease: string;
   readonly jobStatus: string;
 
@@ -21,9 +22,10 @@ export class SchedulerTables {
     const schema = quote(targets.targetFor('scheduler').schema);
     this.job = `${schema}."Job"`;
     this.chunk = `${schema}."JobStreamChunk"`;
-    this.stop = `${schema}."JobStop"`;
     this.event = `${schema}."JobEvent"`;
+    this.stop = `${schema}."JobStop"`;
     this.worker = `${schema}."Worker"`;
+    this.coldStart = `${schema}."ColdStart"`;
     this.lease = `${schema}."Lease"`;
     this.jobStatus = `${schema}."JobStatus"`;
   }

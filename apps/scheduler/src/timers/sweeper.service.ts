@@ -90,7 +90,10 @@ export class Sweeper implements OnApplicationBootstrap, OnModuleDestroy {
         this.lastCleanup = now.getTime();
         await this.jobs.cleanup(now);
         await this.workers.forgetStaleExternal(now, FORGET_EXTERNAL_AFTER_MS);
-        await this.workers.forgetStopped(now, FORGET_STOPPED_AFTER_MS);
+        await this.workers.forgetStopped(now, FORGET_STOPPED_AFTER_MS, {
+          ms: this.settings.workerHistoryMs,
+          max: this.settings.workerHistoryMax,
+        });
         await this.endpoints.forgetProcessedEvents(new Date(now.getTime() - 86_400_000));
         await this.keys.reconcile(now);
       }

@@ -237,7 +237,11 @@ export class WorkerProtocolService {
         'worker reports it is unhealthy',
       );
       this.touched.delete(key(endpoint.id, request.workerId));
-      const lost = await this.workers.markUnhealthy(endpoint.id, request.workerId);
+      const lost = await this.workers.markUnhealthy(
+        endpoint.id,
+        request.workerId,
+        `unhealthy: ${request.reason ?? 'the worker reported it'}`,
+      );
       if (lost)
         await this.liveness.lost([lost], now, 'worker unhealthy: it failed its fitness check');
       return { ok: true };
@@ -288,6 +292,13 @@ export class WorkerProtocolService {
     const worker = await this.workers.find(signal.endpointId, signal.workerId);
     if (!worker?.managed) return;
     this.touched.delete(key(signal.endpointId, signal.workerId));
+    const code = Number.isInteger(signal.exitCode) ? signal.exitCode : null;
+    await this.workers.recordExit(
+      signal.endpointId,
+      signal.workerId,
+      code,
+      code === null ? 'crashed: killed' : `${code === 0 ? 'exited' : 'crashed'}: exit code ${code}`,
+    );
     if (worker.stopRequested) {
       // It asked to go (stopPod): the autoscaler replaces it as any stop-requested worker; anything it still held is requeued.
       await this.liveness.requeue(
@@ -298,7 +309,7 @@ export class WorkerProtocolService {
       );
       return;
     }
-    const lost = await this.workers.markUnhealthy(signal.endpointId, signal.workerId);
+    const lost = await this.workers.markUnhealthy(signal.endpointId, signal.workerId, 'crashed');
     if (!lost) return; // already stopping, stopped or lost (every replica gets the signal; one acts)
     this.logger.warn(
       { endpointId: signal.endpointId, workerId: signal.workerId, exitCode: signal.exitCode },
@@ -345,6 +356,7 @@ export class WorkerProtocolService {
       },
       new Date(now),
     );
+    if (seen.firstSeen && seen.managed) await this.workers.recordColdStart(endpoint.id, workerId);
     if (this.touched.size > 10_000) this.touched.clear(); // bounded: it is only an optimisation
     this.touched.set(k, { at: now, seen });
     return seen;
@@ -356,6 +368,9 @@ export class WorkerProtocolService {
     return job;
   }
 }
+
+const exitedWith = (code: number | null) =>
+  code === null ? 'worker exited' : `worker exited (exit code ${code})`;
 
 const key = (endpointId: string, workerId: string) => `${endpointId}\u0000${workerId}`;
 
@@ -370,9 +385,6 @@ export function toWorkerJob(job: ClaimedJob): WorkerJob {
 
 /** runpod-python only sends `error` when the handler's error is truthy. */
 function isError(error: unknown): boolean {
-const exitedWith = (code: number | null) =>
-  code === null ? 'worker exited' : `worker exited (exit code ${code})`;
-
   return error !== undefined && error !== null && error !== false && error !== '';
 }
 

@@ -35,6 +35,12 @@ export interface LostWorker {
 
 const ts = (d: Date) => d.toISOString();
 
+/** Reasons the scheduler itself gives a worker it finds dead. */
+const MISSED_PINGS = 'unhealthy: missed pings';
+const NEVER_CALLED_IN = 'unhealthy: never called in within the start timeout';
+/** Cold starts cover the longest metrics window. */
+const COLD_START_KEPT_MS = 25 * 3_600_000;
+
 /** Data access of workers; the only code that knows the Worker table. */
 @Injectable()
 export class WorkersRepository {
@@ -61,7 +67,10 @@ export class WorkersRepository {
       ON CONFLICT ("endpointId", id) DO UPDATE SET
         "lastSeenAt" = EXCLUDED."lastSeenAt",
         "firstSeenAt" = COALESCE(${this.t.worker}."firstSeenAt", EXCLUDED."firstSeenAt"),
-        state = CASE WHEN ${this.t.worker}.state IN ('initializing', 'unhealthy') THEN 'ready' ELSE ${this.t.worker}.state END
+        state = CASE WHEN ${this.t.worker}.state IN ('initializing', 'unhealthy') THEN 'ready' ELSE ${this.t.worker}.state END,
+        -- back from unhealthy: what was recorded about its end no longer holds
+        reason = CASE WHEN ${this.t.worker}.state = 'unhealthy' THEN NULL ELSE ${this.t.worker}.reason END,
+        "exitCode" = CASE WHEN ${this.t.worker}.state = 'unhealthy' THEN NULL ELSE ${this.t.worker}."exitCode" END
       RETURNING state, managed, "stopRequested", (SELECT count(*) FROM prev WHERE "firstSeenAt" IS NOT NULL) = 0 AS "firstSeen"`,
       w.endpointId,
       w.id,
@@ -101,18 +110,45 @@ export class WorkersRepository {
     });
   }
 
-  /** The worker said it is about to exit (failed fitness check) or stopped answering. */
-  async markUnhealthy(endpointId: string, id: string): Promise<LostWorker | null> {
+  /**
+   * The worker said it is about to exit (failed fitness check), or its process ended: `reason`
+   * says which (kept when it ends).
+   */
+  async markUnhealthy(endpointId: string, id: string, reason: string): Promise<LostWorker | null> {
     const [row] = await this.db.$queryRawUnsafe<LostWorker[]>(
       `
-      UPDATE ${this.t.worker} SET state = 'unhealthy'
+      UPDATE ${this.t.worker} SET state = 'unhealthy', reason = COALESCE(reason, $3)
       WHERE "endpointId" = $1 AND id = $2 AND state IN ('initializing', 'ready')
       RETURNING "endpointId", id, managed,
         ("firstSeenAt" IS NULL OR "lastSeenAt" - "firstSeenAt" < interval '1 minute') AS "diedYoung"`,
       endpointId,
       id,
+      reason.slice(0, 600),
     );
     return row ?? null;
+  }
+
+  /**
+   * pod-rest saw the worker's process end by itself: its exit code, and why (unless the worker
+   * said why before, e.g. a failed fitness check). Every replica gets the signal: idempotent.
+   */
+  async recordExit(
+    endpointId: string,
+    id: string,
+    exitCode: number | null,
+    reason: string,
+  ): Promise<void> {
+    await this.db.$executeRawUnsafe(
+      `
+      UPDATE ${this.t.worker} SET "exitCode" = $3,
+        reason = CASE WHEN reason IS NULL OR reason = $5 THEN $4 ELSE reason END
+      WHERE "endpointId" = $1 AND id = $2 AND managed AND "exitCode" IS NULL`,
+      endpointId,
+      id,
+      exitCode,
+      reason,
+      MISSED_PINGS,
+    );
   }
 
   /**
@@ -122,7 +158,8 @@ export class WorkersRepository {
   sweepSilent(now: Date, startTimeoutMs: number): Promise<LostWorker[]> {
     return this.db.$queryRawUnsafe<LostWorker[]>(
       `
-      UPDATE ${this.t.worker} SET state = 'unhealthy'
+      UPDATE ${this.t.worker} SET state = 'unhealthy',
+        reason = COALESCE(reason, CASE WHEN state = 'ready' THEN '${MISSED_PINGS}' ELSE '${NEVER_CALLED_IN}' END)
       WHERE (state = 'ready' AND "lastSeenAt" + 3 * "pingIntervalMs" * interval '1 millisecond' <= $1::timestamp(3))
          OR (state = 'initializing' AND "createdAt" + $2 * interval '1 millisecond' <= $1::timestamp(3))
       RETURNING "endpointId", id, managed,
@@ -169,28 +206,94 @@ export class WorkersRepository {
     });
   }
 
-  /** A managed worker whose stop was sent: a tombstone until its process is silent (see WorkerState). */
-  async markStopped(endpointId: string, id: string, failed = false): Promise<void> {
+  /**
+   * A managed worker whose stop was sent: a tombstone until its process is silent (see
+   * WorkerState), and history (`endedAt`, `reason`) until `forgetStopped`. A reason recorded
+   * before (unhealthy, crashed) is kept.
+   */
+  async markStopped(
+    endpointId: string,
+    id: string,
+    reason: string,
+    now: Date,
+    failed = false,
+  ): Promise<void> {
+    await this.db.$executeRawUnsafe(
+      `
+      UPDATE ${this.t.worker} SET state = $3, "stopRequested" = true,
+        "endedAt" = COALESCE("endedAt", $5::timestamp(3)), reason = COALESCE(reason, $4)
+      WHERE "endpointId" = $1 AND id = $2`,
+      endpointId,
+      id,
+      failed ? 'failed' : 'stopped',
+      reason,
+      ts(now),
+    );
+  }
+
+  /**
+   * pod-rest refused to start it (or the vault to mint its key): it ended before it ran, and is
+   * kept as history saying why.
+   */
+  async markStartRefused(endpointId: string, id: string, reason: string, now: Date): Promise<void> {
     await this.db.worker.updateMany({
       where: { endpointId, id },
-      data: { state: failed ? 'failed' : 'stopped', stopRequested: true },
+      data: { state: 'stopped', stopRequested: true, endedAt: now, reason: reason.slice(0, 600) },
     });
   }
 
-  /** The endpoint works again (a managed worker finished a job): its failed workers are history. */
+  /**
+   * The endpoint works again (a managed worker finished a job): its failed workers no longer
+   * count as unhealthy, and stay listed as ended.
+   */
   async forgetFailed(endpointId: string): Promise<void> {
-    await this.db.worker.deleteMany({ where: { endpointId, state: 'failed' } });
+    await this.db.worker.updateMany({
+      where: { endpointId, state: 'failed' },
+      data: { state: 'stopped' },
+    });
   }
 
-  /** Tombstones of stopped workers whose process has not called for `afterMs`. */
-  async forgetStopped(now: Date, afterMs: number): Promise<void> {
-    const before = new Date(now.getTime() - afterMs);
-    await this.db.worker.deleteMany({
-      where: {
-        state: { in: TOMBSTONES },
-        OR: [{ lastSeenAt: { lt: before } }, { lastSeenAt: null, createdAt: { lt: before } }],
-      },
+  /**
+   * Ended managed workers: kept while their process may still call (`silentMs` since its last
+   * call) and as history for `historyMs`, at most the `historyMax` latest per endpoint.
+   */
+  async forgetStopped(
+    now: Date,
+    silentMs: number,
+    history: { ms: number; max: number },
+  ): Promise<void> {
+    await this.db.$executeRawUnsafe(
+      `
+      DELETE FROM ${this.t.worker} w USING (
+        SELECT "endpointId", id,
+          row_number() OVER (PARTITION BY "endpointId" ORDER BY COALESCE("endedAt", "createdAt") DESC, id) AS n
+        FROM ${this.t.worker} WHERE state IN ('stopped', 'failed')
+      ) ended
+      WHERE w."endpointId" = ended."endpointId" AND w.id = ended.id
+        AND COALESCE(w."lastSeenAt", w."createdAt") < $1::timestamp(3)
+        AND (COALESCE(w."endedAt", w."createdAt") < $2::timestamp(3) OR ended.n > $3)`,
+      ts(new Date(now.getTime() - silentMs)),
+      ts(new Date(now.getTime() - history.ms)),
+      history.max,
+    );
+    await this.db.coldStart.deleteMany({
+      where: { at: { lt: new Date(now.getTime() - COLD_START_KEPT_MS) } },
     });
+  }
+
+  /** A managed worker called in for the first time: how long it took since its start (metrics). */
+  async recordColdStart(endpointId: string, id: string): Promise<void> {
+    await this.db.$executeRawUnsafe(
+      `
+      INSERT INTO ${this.t.coldStart} ("endpointId", "workerId", at, ms)
+      SELECT "endpointId", id, "firstSeenAt",
+        GREATEST(0, (EXTRACT(EPOCH FROM ("firstSeenAt" - "createdAt")) * 1000)::int)
+      FROM ${this.t.worker}
+      WHERE "endpointId" = $1 AND id = $2 AND managed AND "firstSeenAt" IS NOT NULL
+      ON CONFLICT DO NOTHING`,
+      endpointId,
+      id,
+    );
   }
 
   /** Ids of managed workers that have not ended (their keys must keep working). */
