@@ -2,12 +2,14 @@ import { Module } from '@nestjs/common';
 import { DatabaseModule } from '@runplane/database';
 import { fileURLToPath } from 'node:url';
 import { ComputeModule } from './compute/compute.module.js';
+import { EndpointOperationsController } from './endpoints/endpoint-operations.controller.js';
+import { EndpointOperationsService } from './endpoints/endpoint-operations.service.js';
 import { EndpointsController } from './endpoints/endpoints.controller.js';
 import { EndpointsService } from './endpoints/endpoints.service.js';
-import { PrismaClient } from './generated/prisma/client.js';
-import { PodViews } from './pods/pod-view.js';
 import { JobEventsController } from './endpoints/job-events.controller.js';
 import { JobEventsService } from './endpoints/job-events.service.js';
+import { PrismaClient } from './generated/prisma/client.js';
+import { PodViews } from './pods/pod-view.js';
 import { CatalogueBusController } from './catalogue/catalogue.bus-controller.js';
 import { LogCollector } from './logs/log-collector.js';
 import { LogLinesRepository } from './logs/log-lines.repository.js';
@@ -46,6 +48,7 @@ export const POD_REST_MIGRATIONS = fileURLToPath(new URL('../prisma/migrations',
     TemplatesController,
     EndpointsController,
     JobEventsController,
+    EndpointOperationsController,
     TemplateUsageBusController,
     PodsController,
     PodsBusController,
@@ -61,6 +64,7 @@ export const POD_REST_MIGRATIONS = fileURLToPath(new URL('../prisma/migrations',
     TemplatesService,
     EndpointsService,
     JobEventsService,
+    EndpointOperationsService,
     SecretEnv,
     TemplateUsageService,
     PodsService,

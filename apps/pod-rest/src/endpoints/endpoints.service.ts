@@ -12,6 +12,7 @@ import {
   type Template,
 } from '@runplane/contracts';
 import { declaredFields } from '../http/declared-fields.js';
+import { EndpointOperationsService } from './endpoint-operations.service.js';
 
 export type EndpointView = Endpoint & { template?: Template };
 
@@ -21,7 +22,10 @@ export type EndpointView = Endpoint & { template?: Template };
  */
 @Injectable()
 export class EndpointsService {
-  constructor(private readonly bus: Bus) {}
+  constructor(
+    private readonly bus: Bus,
+    private readonly operations: EndpointOperationsService,
+  ) {}
 
   create(principal: Principal, body: EndpointCreateDto): Promise<Endpoint> {
     return this.bus.request(SchedulerRpc.createEndpoint, {
@@ -31,9 +35,10 @@ export class EndpointsService {
   }
 
   async list(principal: Principal, includeTemplate: boolean): Promise<EndpointView[]> {
-    const endpoints = await this.bus.request(SchedulerRpc.listEndpoints, {
-      ownerId: principal.userId,
-    });
+    const endpoints = await this.operations.withFailedWorkerLogs(
+      principal,
+      await this.bus.request(SchedulerRpc.listEndpoints, { ownerId: principal.userId }),
+    );
     return includeTemplate ? this.withTemplates(principal, endpoints) : endpoints;
   }
 
@@ -42,10 +47,9 @@ export class EndpointsService {
     endpointId: string,
     includeTemplate: boolean,
   ): Promise<EndpointView> {
-    const endpoint = await this.bus.request(SchedulerRpc.getEndpoint, {
-      ownerId: principal.userId,
-      endpointId,
-    });
+    const [endpoint] = await this.operations.withFailedWorkerLogs(principal, [
+      await this.bus.request(SchedulerRpc.getEndpoint, { ownerId: principal.userId, endpointId }),
+    ]);
     return includeTemplate ? (await this.withTemplates(principal, [endpoint]))[0] : endpoint;
   }
 
