@@ -1,5 +1,5 @@
 /**
- * `lastStatusChange` texts (as on RunPod: "text describing the last lifecycle event"). RunPod writes
+ * `lastStatusChange` texts. RunPod writes
  * "<event>: <date>"; the same shape here, with ISO dates.
  */
 export const statusChange = {

@@ -12,7 +12,7 @@ import {
 } from 'class-validator';
 import { JOB_LIMITS } from './limits.js';
 
-/** Execution policy of one job (as on RunPod: "Policy object"). */
+/** Execution policy of one job. */
 export class JobPolicyDto {
   @IsOptional()
   @IsInt({ message: 'policy.executionTimeout must be an integer number of milliseconds' })
@@ -35,7 +35,7 @@ export class JobPolicyDto {
   ttl?: number;
 }
 
-/** Object-storage settings handed to the worker untouched (as on RunPod: "s3Config object"). */
+/** Object-storage settings handed to the worker untouched. */
 export class S3ConfigDto {
   @IsOptional() @IsString() accessId?: string;
   @IsOptional() @IsString() accessSecret?: string;
@@ -44,7 +44,7 @@ export class S3ConfigDto {
   @IsOptional() @IsString() objectPath?: string;
 }
 
-/** Body of `POST /run` and `POST /runsync` (as on RunPod: "Job request body"). */
+/** Body of `POST /run` and `POST /runsync`. */
 export class JobRequestDto {
   @IsObject({ message: 'input is required and must be a JSON object' })
   input!: Record<string, unknown>;
