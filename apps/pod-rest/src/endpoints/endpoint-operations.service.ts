@@ -7,7 +7,7 @@ import {
   type EndpointWorker,
   type Principal,
 } from '@runplane/contracts';
-import { ComputeProvider } from '../compute/compute-provider.js';
+import { LogLinesRepository } from '../logs/log-lines.repository.js';
 import { PodsRepository } from '../pods/pods.repository.js';
 
 /** Lines of a failed worker's output shown with a START_BACKOFF reason. */
@@ -22,7 +22,7 @@ export class EndpointOperationsService {
   constructor(
     private readonly bus: Bus,
     private readonly pods: PodsRepository,
-    private readonly compute: ComputeProvider,
+    private readonly logLines: LogLinesRepository,
   ) {}
 
   workers(principal: Principal, endpointId: string): Promise<EndpointWorker[]> {
@@ -41,8 +41,8 @@ export class EndpointOperationsService {
   }
 
   /**
-   * A START_BACKOFF reason names the worker that failed last: its last output lines are added
-   * when the compute provider still has them (best effort: none when it does not).
+   * A START_BACKOFF reason names the worker that failed last: its last output lines are added from
+   * the stored logs, where resolved secrets are already replaced (best effort: none when none).
    */
   async withFailedWorkerLogs<E extends Endpoint>(
     principal: Principal,
@@ -54,10 +54,8 @@ export class EndpointOperationsService {
     await Promise.all(
       reasons.map(async (reason) => {
         const pod = await this.pods.findOwned(principal.userId, reason.workerId!);
-        if (!pod?.computeRef) return;
-        const lines = await this.compute
-          .logs(pod.computeRef, { tail: BACKOFF_LOG_LINES })
-          .catch(() => []);
+        if (!pod) return;
+        const lines = await this.logLines.read(pod.id, { tail: BACKOFF_LOG_LINES }).catch(() => []);
         if (lines.length) reason.logs = lines.map((l) => l.text);
       }),
     );
