@@ -114,15 +114,49 @@ describe('worker logs (standalone)', () => {
       text: 'hello from the job',
     });
     expect(JSON.stringify(lines)).not.toContain(secret);
-    expect(await workerLogs('?tail=1')).toEqual(lines.slice(-1));
+    // The worker keeps writing (its SDK logs too): compare with what was there when asked.
+    const last = await workerLogs('?tail=1');
+    expect(last).toHaveLength(1);
+    expect(await workerLogs()).toContainEqual(last[0]);
     // The same lines as the worker's Pod.
-    expect((await call('GET', `/v1/pods/${workerId}/logs`)).body).toEqual(lines);
+    const podLines = (await call('GET', `/v1/pods/${workerId}/logs`)).body as Line[];
+    expect(podLines.slice(0, lines.length)).toEqual(lines);
 
     for (const route of [
       `/v1/endpoints/${endpointId}/workers/${workerId}/logs`,
       `/v1/pods/${workerId}/logs`,
     ])
       expect((await call('GET', route, undefined, bobKey)).status).toBe(404);
+  });
+
+  it("a job's logs: only the lines its worker wrote while it held that job; another user's job is 404", async () => {
+    const run = async (marker: string) => {
+      const job = await call('POST', `/v2/${endpointId}/run`, { input: { log: [marker] } });
+      await eventually(async () => {
+        const s = (await call('GET', `/v2/${endpointId}/status/${job.body.id}`)).body;
+        return s.status === 'COMPLETED';
+      }, `job ${marker} to complete`);
+      return job.body.id as string;
+    };
+    const first = await run('first job line');
+    const second = await run('second job line');
+    const ofJob = async (jobId: string) => {
+      const res = await call('GET', `/v1/endpoints/${endpointId}/logs?jobId=${jobId}`);
+      expect(res.status).toBe(200);
+      return (res.body as Line[]).map((l) => l.text);
+    };
+    // Lines are stored in batches: wait until the second job's line is there.
+    await eventually(async () => (await ofJob(second)).includes('second job line'), 'the lines');
+    expect(await ofJob(second)).not.toContain('first job line');
+    expect(await ofJob(first)).toContain('first job line');
+    expect(await ofJob(first)).not.toContain('second job line');
+    const foreign = await call(
+      'GET',
+      `/v1/endpoints/${endpointId}/logs?jobId=${first}`,
+      undefined,
+      bobKey,
+    );
+    expect(foreign.status).toBe(404);
   });
 
   it('follow=true sends the lines as server-sent events while the worker runs; the client may leave', async () => {
