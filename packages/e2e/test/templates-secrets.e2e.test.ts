@@ -164,26 +164,40 @@ describe('templates, secrets and rolling releases (standalone)', () => {
     expect((await runJob(ep.id, { env_sha256: ['TOKEN'] })).TOKEN).toBe(sha(value));
   }, 150_000);
 
-  it("a managed worker's key acts only as that worker, and dies with it", async () => {
+  it("a managed worker's key cannot act as another managed worker, and dies with its worker", async () => {
     const t = await template({});
-    const ep = await endpoint(t.id, 1);
-    // The tenant's own code reads its key: the worst it can do with it is bounded to this worker.
+    const ep = await endpoint(t.id, 2);
+    const workers = await eventually(async () => {
+      const list = (await call('GET', `/v1/endpoints/${ep.id}/workers`)).body as Array<{
+        id: string;
+        state: string;
+      }>;
+      const up = list.filter((w) => w.state !== 'EXITED');
+      return up.length === 2 && up.map((w) => w.id);
+    }, 'two workers');
+    // The tenant's own code reads its key: the worst it can do with it is bounded.
     const out = await runJob(ep.id, { env: ['RUNPOD_AI_API_KEY', 'RUNPOD_POD_ID'] });
     const key = out.RUNPOD_AI_API_KEY as string;
     const self = out.RUNPOD_POD_ID as string;
+    const other = workers.find((w: string) => w !== self)!;
     const asWorker = (workerId: string) =>
       http('GET', `${url}/v2/${ep.id}/ping/${workerId}`, { key });
     expect((await asWorker(self)).status).toBe(200);
-    const other = await asWorker('someone-else');
-    expect(other.status).toBe(403);
-    expect(other.body.error).toMatch(/belongs to worker/);
-    const forged = await http('POST', `${url}/v2/${ep.id}/job-done/someone-else/job-1`, {
+    // Not as the endpoint's other managed worker: no marking it unhealthy, no posting as it.
+    const impersonated = await asWorker(other);
+    expect(impersonated.status).toBe(403);
+    expect(impersonated.body.error).toMatch(/belongs to worker/);
+    const unhealthy = await http('GET', `${url}/v2/${ep.id}/ping/${other}?status=unhealthy`, {
+      key,
+    });
+    expect(unhealthy.status).toBe(403);
+    const forged = await http('POST', `${url}/v2/${ep.id}/job-done/${other}/job-1`, {
       key,
       body: { output: 'forged' },
     });
     expect(forged.status).toBe(403);
 
-    // No worker allowed any more: the worker is stopped, and its key stops working.
+    // No worker allowed any more: the workers are stopped, and the key stops working.
     expect(
       (await call('PATCH', `/v1/endpoints/${ep.id}`, { workersMin: 0, workersMax: 0 })).status,
     ).toBe(200);

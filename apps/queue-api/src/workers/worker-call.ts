@@ -1,4 +1,4 @@
-import { RunplaneError, type Principal } from '@runplane/contracts';
+import { RunplaneError } from '@runplane/contracts';
 
 /** A worker route's addressing once RunPod's URL quirks are undone. */
 export interface WorkerCall {
@@ -58,20 +58,6 @@ export function resolveWorkerCall(raw: RawWorkerCall, needsJob: boolean): Worker
     );
   }
   return { workerId, jobId, query };
-}
-
-/**
- * The key of a managed worker is bound to that worker's id: it cannot take, finish, ping or stop
- * as another worker (inflating limits, marking others unhealthy, posting their results).
- */
-export function assertOwnWorker(principal: Principal, call: WorkerCall): void {
-  if (principal.workerId && principal.workerId !== call.workerId)
-    throw new RunplaneError(
-      403,
-      `this key belongs to worker ${principal.workerId}; it cannot act as worker ${call.workerId}`,
-      [{ path: 'workerId', message: `must be ${principal.workerId} for this key` }],
-      'WORKER_KEY_MISMATCH',
-    );
 }
 
 /** `true`/`1`/`yes` (any case) is true; anything else, or nothing, is false. */

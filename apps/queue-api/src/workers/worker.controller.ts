@@ -12,19 +12,13 @@ import type { Principal } from '@runplane/contracts';
 import { ApiErrors, listOf, schemaRef } from '@runplane/platform';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { delivered } from '../http/long-polls.js';
-import { assertOwnWorker, queryInt, resolveWorkerCall } from './worker-call.js';
+import { queryInt, resolveWorkerCall } from './worker-call.js';
 import { WorkerService } from './worker.service.js';
 
 type WorkerParams = { workerId: string; jobId?: string };
 
-/** The call's addressing; a managed worker's key acts only as its own worker. */
-function callOf(
-  principal: Principal,
-  request: FastifyRequest,
-  params: WorkerParams,
-  needsJob: boolean,
-) {
-  const call = resolveWorkerCall(
+function callOf(request: FastifyRequest, params: WorkerParams, needsJob: boolean) {
+  return resolveWorkerCall(
     {
       url: request.url,
       params,
@@ -33,8 +27,6 @@ function callOf(
     },
     needsJob,
   );
-  assertOwnWorker(principal, call);
-  return call;
 }
 
 /**
@@ -113,7 +105,7 @@ export class WorkerController {
     @Req() request: FastifyRequest,
     @Body() body: unknown,
   ) {
-    return this.workers.done(principal, endpointId, callOf(principal, request, params, true), body);
+    return this.workers.done(principal, endpointId, callOf(request, params, true), body);
   }
 
   @Post(['job-stream/:workerId/:jobId', 'job-stream/:workerId'])
@@ -135,12 +127,7 @@ export class WorkerController {
     @Req() request: FastifyRequest,
     @Body() body: unknown,
   ) {
-    return this.workers.stream(
-      principal,
-      endpointId,
-      callOf(principal, request, params, true),
-      body,
-    );
+    return this.workers.stream(principal, endpointId, callOf(request, params, true), body);
   }
 
   @Get('ping/:workerId')
@@ -169,7 +156,7 @@ export class WorkerController {
     @Param() params: WorkerParams,
     @Req() request: FastifyRequest,
   ) {
-    return this.workers.ping(principal, endpointId, callOf(principal, request, params, false));
+    return this.workers.ping(principal, endpointId, callOf(request, params, false));
   }
 
   @Get('job-stop/:workerId')
@@ -189,7 +176,7 @@ export class WorkerController {
     const jobsToStop = await this.workers.stop(
       principal,
       endpointId,
-      callOf(principal, request, params, false),
+      callOf(request, params, false),
       reply.raw,
     );
     if (!jobsToStop.length) reply.status(204).send();
@@ -205,7 +192,7 @@ export class WorkerController {
     reply: FastifyReply,
     batch: boolean,
   ) {
-    const call = callOf(principal, request, params, false);
+    const call = callOf(request, params, false);
     const size = batch ? queryInt(call.query.batch_size, 1, 1, 100) : 1;
     const { jobs, giveBack } = await this.workers.take(
       principal,

@@ -43,7 +43,12 @@ export class WorkerService {
     batchSize: number,
     res: ServerResponse,
   ): Promise<Handout> {
-    const worker = { ownerId: principal.userId, endpointId, workerId: call.workerId };
+    const worker = {
+      ownerId: principal.userId,
+      endpointId,
+      workerId: call.workerId,
+      keyWorkerId: principal.workerId ?? undefined,
+    };
     const giveBack = (jobs: WorkerJob[]) => this.release(worker, jobs);
     const wanted = Math.min(MAX_BATCH, Math.max(1, batchSize));
     const held = await this.polls.hold(
@@ -70,6 +75,7 @@ export class WorkerService {
       ownerId: principal.userId,
       endpointId,
       workerId: call.workerId,
+      keyWorkerId: principal.workerId ?? undefined,
       jobId: call.jobId!,
       body: jsonObject(body, 'job-done'),
       isStream: queryFlag(call.query.isStream),
@@ -82,6 +88,7 @@ export class WorkerService {
       ownerId: principal.userId,
       endpointId,
       workerId: call.workerId,
+      keyWorkerId: principal.workerId ?? undefined,
       jobId: call.jobId!,
       body: jsonObject(body, 'job-stream'),
     });
@@ -98,6 +105,7 @@ export class WorkerService {
       ownerId: principal.userId,
       endpointId,
       workerId: call.workerId,
+      keyWorkerId: principal.workerId ?? undefined,
       jobIds: queryList(call.query.job_id),
       // runpod-python and the worker SDK list all their jobs in progress, and name their version.
       ...(call.query.runpod_version !== undefined ? { reportsJobs: true } : {}),
@@ -123,6 +131,7 @@ export class WorkerService {
             ownerId: principal.userId,
             endpointId,
             workerId: call.workerId,
+            keyWorkerId: principal.workerId ?? undefined,
             waitMs: WORKER_LONG_POLL_MS,
           },
           { timeoutMs: WORKER_LONG_POLL_MS + BUS_MARGIN_MS },

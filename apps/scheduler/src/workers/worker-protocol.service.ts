@@ -1,6 +1,7 @@
 import { Inject, Injectable } from '@nestjs/common';
 import {
   JOB_LIMITS,
+  RunplaneError,
   type Ack,
   type JobDoneRequest,
   type JobStreamRequest,
@@ -12,6 +13,7 @@ import {
   type TakeJobsResponse,
   type WorkerExitedSignal,
   type WorkerJob,
+  type WorkerRequest,
 } from '@runplane/contracts';
 import { LOGGER, type Logger } from '@runplane/platform';
 import { EndpointsRepository, type EndpointRow } from '../endpoints/endpoints.repository.js';
@@ -54,7 +56,7 @@ export class WorkerProtocolService {
 
   /** job-take(-batch): up to `batchSize` jobs, waiting up to `waitMs` for one. */
   async take(request: TakeJobsRequest): Promise<TakeJobsResponse> {
-    const endpoint = await this.endpoints.requireForWorker(request.endpointId, request.ownerId);
+    const endpoint = await this.endpointFor(request);
     const deadline = Date.now() + request.waitMs;
     for (;;) {
       // Refreshed on every round: a worker holding a long poll is alive.
@@ -95,7 +97,7 @@ export class WorkerProtocolService {
 
   /** Jobs queue-api could not deliver to the worker: back to the queue without counting a retry. */
   async release(request: ReleaseJobsRequest): Promise<Ack> {
-    const endpoint = await this.endpoints.requireForWorker(request.endpointId, request.ownerId);
+    const endpoint = await this.endpointFor(request);
     const released = await this.jobs.release(
       endpoint.id,
       request.workerId,
@@ -113,7 +115,7 @@ export class WorkerProtocolService {
    * (runpod-python retries posts, and a cancelled, timed-out or expired job keeps its state).
    */
   async done(request: JobDoneRequest): Promise<Ack> {
-    const endpoint = await this.endpoints.requireForWorker(request.endpointId, request.ownerId);
+    const endpoint = await this.endpointFor(request);
     const seen = await this.seen(endpoint, request.workerId);
     const body = request.body ?? {};
     const now = new Date();
@@ -198,7 +200,7 @@ export class WorkerProtocolService {
 
   /** job-stream: stores the chunk (split when over 1 MB) for `/stream`. */
   async stream(request: JobStreamRequest): Promise<Ack> {
-    const endpoint = await this.endpoints.requireForWorker(request.endpointId, request.ownerId);
+    const endpoint = await this.endpointFor(request);
     await this.seen(endpoint, request.workerId);
     const job = await this.requireJob(endpoint, request.jobId);
     const now = new Date();
@@ -229,7 +231,7 @@ export class WorkerProtocolService {
    * to the queue instead of waiting for its execution timeout.
    */
   async ping(request: PingRequest): Promise<Ack> {
-    const endpoint = await this.endpoints.requireForWorker(request.endpointId, request.ownerId);
+    const endpoint = await this.endpointFor(request);
     const now = new Date();
     if (request.status === 'unhealthy') {
       this.logger.warn(
@@ -320,7 +322,7 @@ export class WorkerProtocolService {
 
   /** job-stop: long poll for jobs this worker must abandon; each is handed out once. */
   async stop(request: StopJobsRequest): Promise<StopJobsResponse> {
-    const endpoint = await this.endpoints.requireForWorker(request.endpointId, request.ownerId);
+    const endpoint = await this.endpointFor(request);
     const deadline = Date.now() + request.waitMs;
     for (;;) {
       const mark = this.changes.mark();
@@ -360,6 +362,31 @@ export class WorkerProtocolService {
     if (this.touched.size > 10_000) this.touched.clear(); // bounded: it is only an optimisation
     this.touched.set(k, { at: now, seen });
     return seen;
+  }
+
+  /**
+   * The endpoint of a worker call. A managed worker's key acts as itself or as an external worker
+   * of the endpoint, never as another managed worker (it could post that worker's results or mark
+   * it unhealthy): checked before anything is written.
+   */
+  private async endpointFor(request: WorkerRequest): Promise<EndpointRow> {
+    const endpoint = await this.endpoints.requireForWorker(request.endpointId, request.ownerId);
+    if (request.keyWorkerId && request.keyWorkerId !== request.workerId) {
+      const target = await this.workers.find(endpoint.id, request.workerId);
+      if (target?.managed)
+        throw new RunplaneError(
+          403,
+          `this key belongs to worker ${request.keyWorkerId}; it cannot act as worker ${request.workerId}, another managed worker`,
+          [
+            {
+              path: 'workerId',
+              message: `must not be another managed worker than ${request.keyWorkerId}`,
+            },
+          ],
+          'WORKER_KEY_MISMATCH',
+        );
+    }
+    return endpoint;
   }
 
   private async requireJob(endpoint: EndpointRow, jobId: string): Promise<JobState> {

@@ -131,6 +131,11 @@ export class WorkerRequest {
   @IsString() @IsNotEmpty() workerId!: string;
   /** The caller's user (queue-api always sets it): when set, the endpoint must be this user's (else 404). */
   @IsOptional() @IsString() ownerId?: string;
+  /**
+   * The worker the caller's key belongs to (a managed worker's key): it may act as itself or as
+   * an external worker of the endpoint, never as another managed worker.
+   */
+  @IsOptional() @IsString() keyWorkerId?: string;
 }
 
 /** job-take / job-take-batch: long poll for up to `waitMs`, then `{jobs: []}`. */
