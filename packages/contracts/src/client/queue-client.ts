@@ -11,6 +11,7 @@ import { isFinalStatus, type JobStatus } from '../jobs/job-status.js';
 import type { Template, TemplateCreateDto, TemplateUpdateDto } from '../templates/template.dto.js';
 import { ApiKeysClient, UsersClient } from './admin-client.js';
 import { HttpCaller, type ClientOptions } from './http.js';
+import { EndpointOperationsClient, PodsClient, SecretsClient } from './operations-client.js';
 
 /** Typed client of one endpoint's queue API (`/v2/{endpointId}/...`, spec "Queue operations"). */
 export class QueueClient {
@@ -192,6 +193,19 @@ export class RunplaneClient {
 
   get templates(): TemplatesClient {
     return new TemplatesClient(this.options);
+  }
+
+  /** Workers, metrics, job histories and logs of one endpoint. */
+  operations(endpointId: string): EndpointOperationsClient {
+    return new EndpointOperationsClient(this.options, endpointId);
+  }
+
+  get pods(): PodsClient {
+    return new PodsClient(this.options);
+  }
+
+  get secrets(): SecretsClient {
+    return new SecretsClient(this.options);
   }
 
   get apiKeys(): ApiKeysClient {
