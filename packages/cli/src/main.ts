@@ -17,6 +17,7 @@ import {
 import { ADMIN_HELP, runAdminCommand } from './commands/admin.js';
 import { CLIENT_HELP } from './commands/common.js';
 import { DOCS_HELP, runDocsCommand } from './commands/docs.js';
+import { OPERATE_HELP, runOperateCommand } from './commands/operate.js';
 import { QUEUE_HELP, runQueueCommand } from './commands/queue.js';
 import { ALL_SERVICES, serviceByName } from './services.js';
 
@@ -29,6 +30,7 @@ Usage:
   runplane migrate [--service <name>] apply database migrations and exit
 ${DOCS_HELP}
 ${QUEUE_HELP}
+${OPERATE_HELP}
 ${ADMIN_HELP}
 ${CLIENT_HELP}
   runplane --help
@@ -58,6 +60,18 @@ function parse(argv: string[]) {
       wait: { type: 'string' },
       out: { type: 'string' },
       check: { type: 'boolean' },
+      image: { type: 'string' },
+      cmd: { type: 'string' },
+      env: { type: 'string', multiple: true },
+      serverless: { type: 'boolean' },
+      value: { type: 'string' },
+      description: { type: 'string' },
+      worker: { type: 'string' },
+      job: { type: 'string' },
+      tail: { type: 'string' },
+      since: { type: 'string' },
+      follow: { type: 'boolean', short: 'f' },
+      window: { type: 'string' },
     },
   });
 }
@@ -99,6 +113,14 @@ async function main(argv: string[]): Promise<number> {
     return runAdminCommand(command, positionals.slice(1), values);
   if (command === 'endpoints' || command === 'jobs')
     return runQueueCommand(command, positionals.slice(1), values);
+  if (
+    command === 'templates' ||
+    command === 'pods' ||
+    command === 'secrets' ||
+    command === 'workers' ||
+    command === 'logs'
+  )
+    return runOperateCommand(command, positionals.slice(1), values);
   return usageError(`unknown command "${command}"`);
 }
 

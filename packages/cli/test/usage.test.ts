@@ -35,4 +35,30 @@ describe('runplane usage mistakes', () => {
     expect(res.stderr.split('\n')[0]).toBe('runplane: unknown command "frobnicate"');
     expect(res.stderr).toContain('Usage:');
   });
+
+  it('the usage lists the operating commands', () => {
+    const res = run('--help');
+    expect(res.status).toBe(0);
+    for (const command of [
+      'runplane templates create',
+      'runplane pods create',
+      'runplane secrets create',
+      'runplane workers <endpointId>',
+      'runplane logs <podId|endpointId>',
+      'runplane jobs events',
+      'runplane endpoints get',
+      'runplane endpoints metrics',
+    ])
+      expect(res.stdout).toContain(command);
+  });
+
+  it('an unknown subcommand of an operating command is one line, exit 1', () => {
+    const res = spawnSync(process.execPath, [bin, 'pods', 'frob'], {
+      encoding: 'utf8',
+      timeout: 60_000,
+      env: { ...process.env, RUNPLANE_API_KEY: 'k', RUNPLANE_URL: 'http://127.0.0.1:1' },
+    });
+    expect(res.status).toBe(1);
+    expect(res.stderr).toBe('runplane: unknown command "pods frob"\n');
+  });
 });

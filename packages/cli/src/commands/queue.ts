@@ -1,5 +1,7 @@
 import {
   isFinalStatus,
+  type Endpoint,
+  type EndpointMetrics,
   type JobRecord,
   type JobRequestDto,
   type RunplaneClient,
@@ -22,17 +24,24 @@ export interface QueueFlags extends ClientFlags {
   input?: string;
   async?: boolean;
   wait?: string;
+  window?: string;
 }
 
 export const QUEUE_HELP = `  runplane endpoints create --name <n> --template <templateId> [--workers-min n] [--workers-max n]
   runplane endpoints list
+  runplane endpoints get <id>         its settings, and why its queued jobs wait (with the last log
+                                      lines of a worker that failed to start)
+  runplane endpoints metrics <id> [--window 1h]
+                                      jobs by final state, queue wait, execution and cold start times
   runplane jobs run <endpointId> --input '<json>' [--async] [--wait <ms>]
                                       submit a job and wait for its result (a spinner shows its
-                                      status); --async prints the job id at once
+                                      state and the worker's progress); --async prints the job id
   runplane jobs status <endpointId> <jobId>
   runplane jobs stream <endpointId> <jobId>
                                       print the job's stream chunks as they come (one JSON per line)
-  runplane jobs cancel <endpointId> <jobId>`;
+  runplane jobs cancel <endpointId> <jobId>
+  runplane jobs events <endpointId> <jobId>
+                                      the job's history: submitted, taken by which worker, requeued…`;
 
 /** `runplane endpoints …` / `runplane jobs …` through the public API, with the typed client users import. */
 export function runQueueCommand(
@@ -47,7 +56,7 @@ export function runQueueCommand(
       const connected = clientFrom(flags);
       baseUrl = connected.baseUrl;
       const [action, ...rest] = args;
-      if (group === 'endpoints') return endpoints(connected.client, action, flags);
+      if (group === 'endpoints') return endpoints(connected.client, action, rest, flags);
       return jobs(connected.client, action, rest, flags);
     },
   );
@@ -56,8 +65,20 @@ export function runQueueCommand(
 async function endpoints(
   client: RunplaneClient,
   action: string | undefined,
+  args: string[],
   flags: QueueFlags,
 ): Promise<number> {
+  if (action === 'get' || action === 'metrics') {
+    if (!args[0]) throw new UsageError(`endpoints ${action} needs the endpoint id`);
+    if (action === 'get') {
+      const endpoint = await client.endpoints.get(args[0]);
+      output(flags, endpoint, () => describeEndpoint(endpoint));
+    } else {
+      const metrics = await client.operations(args[0]).metrics({ window: flags.window });
+      output(flags, metrics, () => describeMetrics(metrics));
+    }
+    return 0;
+  }
   if (action === 'create') {
     if (!flags.template) throw new UsageError('endpoints create needs --template <templateId>');
     const endpoint = await client.endpoints.create({
@@ -109,10 +130,13 @@ async function jobs(
       output(flags, accepted, () => accepted.id);
       return 0;
     }
+    const waitMs = integer(flags.wait, '--wait') ?? 90_000;
+    const live = process.stderr.isTTY && !flags.json;
+    // On a terminal, short polls keep the spinner's state and progress current.
     const record = await awaitFinal(
-      () => queue.statusSync(accepted.id, { waitMs: integer(flags.wait, '--wait') ?? 90_000 }),
+      () => queue.statusSync(accepted.id, { waitMs: live ? Math.min(waitMs, 1_000) : waitMs }),
       accepted.id,
-      flags,
+      live,
     );
     output(flags, record, () => describe(record));
     return record.status === 'COMPLETED' ? 0 : 2;
@@ -135,6 +159,16 @@ async function jobs(
       process.stdout.write(`${JSON.stringify(next.value)}\n`);
     }
   }
+  if (action === 'events') {
+    const events = await client.operations(endpointId).jobEvents(jobId);
+    output(flags, events, () =>
+      table(
+        events.map((e) => [e.at, e.type, e.workerId ?? '-', e.detail ?? '']),
+        ['AT', 'TYPE', 'WORKER', 'DETAIL'],
+      ),
+    );
+    return 0;
+  }
   if (action === 'cancel') {
     const cancelled = await queue.cancel(jobId);
     output(flags, cancelled, () => `${cancelled.id} ${cancelled.status}`);
@@ -147,16 +181,13 @@ async function jobs(
 async function awaitFinal(
   poll: () => Promise<JobRecord>,
   jobId: string,
-  flags: QueueFlags,
+  live: boolean,
 ): Promise<JobRecord> {
-  const spinner =
-    process.stderr.isTTY && !flags.json
-      ? yoctoSpinner({ text: `job ${jobId} IN_QUEUE` }).start()
-      : undefined;
+  const spinner = live ? yoctoSpinner({ text: `job ${jobId} IN_QUEUE` }).start() : undefined;
   try {
     for (;;) {
       const record = await poll();
-      if (spinner) spinner.text = `job ${jobId} ${record.status}`;
+      if (spinner) spinner.text = spinnerText(jobId, record, process.stderr.columns);
       if (isFinalStatus(record.status)) {
         if (record.status === 'COMPLETED') spinner?.success(`job ${jobId} COMPLETED`);
         else spinner?.error(`job ${jobId} ${record.status}`);
@@ -166,6 +197,60 @@ async function awaitFinal(
   } finally {
     if (spinner?.isSpinning) spinner.stop();
   }
+}
+
+/** The spinner's line: the job's state, and while IN_PROGRESS its latest progress output, on one line. */
+export function spinnerText(jobId: string, record: JobRecord, columns = 80): string {
+  const text = `job ${jobId} ${record.status}`;
+  if (record.status !== 'IN_PROGRESS' || record.output === undefined || record.output === null)
+    return text;
+  const progress = (
+    typeof record.output === 'string' ? record.output : JSON.stringify(record.output)
+  ).replace(/\s+/g, ' ');
+  const line = `${text}: ${progress}`;
+  const room = Math.max(columns - 3, text.length + 5); // the spinner's frame and a space
+  return line.length > room ? `${line.slice(0, room - 1)}…` : line;
+}
+
+function describeEndpoint(e: Endpoint): string {
+  const lines = [
+    `${e.id} ${e.name || 'unnamed'}`,
+    `  template ${e.templateId}, version ${e.version}, workers ${e.workersMin}..${e.workersMax}, idle timeout ${e.idleTimeout} s`,
+  ];
+  if (e.waiting) {
+    lines.push(`  waiting: ${e.waiting.jobs} job(s) in queue`);
+    for (const r of e.waiting.reasons) {
+      lines.push(`    ${r.code}: ${r.message}`);
+      if (r.logs?.length) {
+        lines.push(`      last lines of worker ${r.workerId ?? '?'}:`);
+        for (const l of r.logs) lines.push(`      | ${l}`);
+      }
+    }
+  }
+  return lines.join('\n');
+}
+
+function describeMetrics(m: EndpointMetrics): string {
+  const ms = (v: number | null) => (v === null ? '-' : `${v} ms`);
+  const row = (name: string, d: EndpointMetrics['delayTime']) => [
+    `  ${name}`,
+    String(d.samples),
+    ms(d.p70),
+    ms(d.p90),
+    ms(d.p98),
+  ];
+  return [
+    `last ${m.window} (${m.from} .. ${m.to})`,
+    `  jobs: ${m.jobs.completed} completed, ${m.jobs.failed} failed, ${m.jobs.timedOut} timed out, ${m.jobs.retried} retried`,
+    table(
+      [
+        row('queue wait', m.delayTime),
+        row('execution', m.executionTime),
+        row('cold start', m.coldStart),
+      ],
+      ['', 'SAMPLES', 'P70', 'P90', 'P98'],
+    ),
+  ].join('\n');
 }
 
 function describe(record: JobRecord): string {
