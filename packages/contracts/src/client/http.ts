@@ -54,10 +54,16 @@ export class HttpCaller {
    * stream or `signal` aborts (then it just ends). An `event: error` becomes a RunplaneError.
    */
   async *events<T>(path: string, signal?: AbortSignal): AsyncGenerator<T, void, void> {
-    const res = await this.fetchImpl(`${this.base}${path}`, {
-      headers: { authorization: `Bearer ${this.options.apiKey}`, accept: 'text/event-stream' },
-      signal,
-    });
+    let res: Response;
+    try {
+      res = await this.fetchImpl(`${this.base}${path}`, {
+        headers: { authorization: `Bearer ${this.options.apiKey}`, accept: 'text/event-stream' },
+        signal,
+      });
+    } catch (err) {
+      if (signal?.aborted) return;
+      throw err;
+    }
     if (!res.ok || !res.body) {
       const text = await res.text();
       const json = text ? safeJson(text) : undefined;
