@@ -27,10 +27,10 @@ describe('LocalComputeProvider', () => {
     env,
     ...extra,
   });
-  const stdoutJson = async (ref: string) => {
+  const stdoutJson = async (ref: string, from: LocalComputeProvider = provider) => {
     const line = await waitFor(
       async () =>
-        (await provider.logs(ref)).find((l) => l.stream === 'stdout' && l.text.startsWith('{')),
+        (await from.logs(ref)).find((l) => l.stream === 'stdout' && l.text.startsWith('{')),
       'the env line',
     );
     return JSON.parse(line.text) as { env: Record<string, string>; uid?: number };
@@ -205,6 +205,31 @@ describe('LocalComputeProvider', () => {
       // Its uid is free again once it ended.
       await provider.start(started[2]);
       fs.rmSync(workDir, { recursive: true, force: true });
+    },
+  );
+
+  (runsAsRoot ? it : it.skip)(
+    'two servers on one host never share a workload uid: the one of a workload that ends is not killed in the other',
+    async () => {
+      const workDir = fs.mkdtempSync(path.join(os.tmpdir(), 'runplane-local-users-'));
+      const users = { firstUid: 200600, uidCount: 2, workDir };
+      const other = new LocalComputeProvider(createLogger({ level: 'silent' }), {
+        separateUsers: users,
+      });
+      try {
+        newProvider({ separateUsers: users });
+        const mine = spec();
+        const theirs = spec();
+        await provider.start(mine);
+        await other.start(theirs);
+        const [a, b] = await Promise.all([stdoutJson(mine.id), stdoutJson(theirs.id, other)]);
+        expect(a.uid).not.toBe(b.uid);
+        await provider.stop(mine.id, { graceMs: 5000 });
+        expect((await other.status(theirs.id))?.state).toBe('running');
+      } finally {
+        await other.onApplicationShutdown();
+        fs.rmSync(workDir, { recursive: true, force: true });
+      }
     },
   );
 

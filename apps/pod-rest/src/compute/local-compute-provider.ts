@@ -247,31 +247,29 @@ export class LocalComputeProvider
   }
 
   /**
-   * A uid no running workload has, and a fresh home only it may enter. Its processes are gone when
-   * its uid is handed out again: the whole process group is killed on exit (see sendSignal).
+   * A uid no running workload has — of this server or of another Runplane server on this host,
+   * which share the range: each uid in use is claimed with a lock file in the work dir — and a
+   * fresh home only it may enter.
    */
   private allocateUser(ref: string): WorkloadUser | undefined {
     const users = this.options.separateUsers;
     if (!users) return undefined;
-    let uid = -1;
-    for (let i = 0; i < users.uidCount; i++) {
-      const candidate = users.firstUid + i;
-      if (!this.uidsInUse.has(candidate)) {
-        uid = candidate;
-        break;
-      }
-    }
-    if (uid < 0)
-      throw new WorkloadStartError(
-        `cannot start ${ref}: all ${users.uidCount} workload users are in use (RUNPLANE_LOCAL_UIDS)`,
-      );
-    const home = path.join(users.workDir, `${ref}-${uid}`);
     fs.mkdirSync(users.workDir, { recursive: true, mode: 0o711 });
-    fs.rmSync(home, { recursive: true, force: true });
-    fs.mkdirSync(home, { mode: 0o700 });
-    fs.chownSync(home, uid, uid);
-    this.uidsInUse.add(uid);
-    return { uid, home };
+    for (let i = 0; i < users.uidCount; i++) {
+      const uid = users.firstUid + i;
+      if (this.uidsInUse.has(uid) || !claimUid(users.workDir, uid)) continue;
+      this.uidsInUse.add(uid);
+      // Left over by an earlier holder that died: nothing of it may meet the new workload.
+      killProcessesOf(uid);
+      const home = path.join(users.workDir, `${ref}-${uid}`);
+      fs.rmSync(home, { recursive: true, force: true });
+      fs.mkdirSync(home, { mode: 0o700 });
+      fs.chownSync(home, uid, uid);
+      return { uid, home };
+    }
+    throw new WorkloadStartError(
+      `cannot start ${ref}: all ${users.uidCount} workload users are in use (RUNPLANE_LOCAL_UIDS)`,
+    );
   }
 
   private releaseUser(user: WorkloadUser): void {
@@ -279,6 +277,7 @@ export class LocalComputeProvider
     // workload given this uid shares nothing with it.
     killProcessesOf(user.uid);
     this.uidsInUse.delete(user.uid);
+    fs.rmSync(uidLock(this.options.separateUsers!.workDir, user.uid), { force: true });
     fs.rm(user.home, { recursive: true, force: true }, () => {});
   }
 
@@ -447,5 +446,37 @@ function killProcessesOf(uid: number): void {
     } catch {
       /* gone meanwhile */
     }
+  }
+}
+
+const uidLock = (workDir: string, uid: number) => path.join(workDir, `uid-${uid}.lock`);
+
+/**
+ * Claims `uid` for this process with a lock file holding its pid (`wx`: one winner). A lock of a
+ * process that no longer runs is stale and taken over.
+ */
+function claimUid(workDir: string, uid: number): boolean {
+  const lock = uidLock(workDir, uid);
+  for (let attempt = 0; attempt < 2; attempt++) {
+    try {
+      fs.writeFileSync(lock, String(process.pid), { flag: 'wx', mode: 0o600 });
+      return true;
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
+    }
+    const holder = Number.parseInt(fs.readFileSync(lock, 'utf8'), 10);
+    if (holder > 0 && holder !== process.pid && isRunning(holder)) return false;
+    if (holder === process.pid) return false; // ours, in use by another of our workloads
+    fs.rmSync(lock, { force: true });
+  }
+  return false;
+}
+
+function isRunning(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (err) {
+    return (err as NodeJS.ErrnoException).code === 'EPERM';
   }
 }
