@@ -15,6 +15,7 @@ export class EmbeddedPostgres {
   private constructor(
     readonly pglite: PGlite,
     private readonly lockFile?: string,
+    private readonly dataDir?: string,
   ) {}
 
   /** Opens (or creates) the database in `dataDir`, or in memory when `dataDir` is undefined. */
@@ -28,7 +29,8 @@ export class EmbeddedPostgres {
     const lockFile = takeLock(dataDir);
     try {
       const pglite = await PGlite.create({ dataDir: path.join(dataDir, 'pgdata') });
-      return new EmbeddedPostgres(pglite, lockFile);
+      privateTree(dataDir);
+      return new EmbeddedPostgres(pglite, lockFile, dataDir);
     } catch (err) {
       releaseLock(lockFile);
       throw err;
@@ -38,9 +40,23 @@ export class EmbeddedPostgres {
   async close(): Promise<void> {
     try {
       if (!this.pglite.closed) await this.pglite.close();
+      if (this.dataDir) privateTree(this.dataDir);
     } finally {
       if (this.lockFile) releaseLock(this.lockFile);
     }
+  }
+}
+
+/**
+ * PGlite creates its files 0666 whatever the umask: they are made 0600 (directories 0700) when the
+ * database opens and closes. Files it adds while it runs stay unreachable to other users anyway,
+ * since the data directory itself is 0700.
+ */
+function privateTree(dir: string): void {
+  for (const entry of fs.readdirSync(dir, { withFileTypes: true, recursive: true })) {
+    const file = path.join(entry.parentPath, entry.name);
+    if (entry.isDirectory()) fs.chmodSync(file, 0o700);
+    else if (entry.isFile()) fs.chmodSync(file, 0o600);
   }
 }
 

@@ -158,4 +158,16 @@ describe('workload isolation on the local provider (standalone, default settings
     expect(a.uid).not.toBe(0);
     for (const target of targets) expect([target, b.read[target]]).toEqual([target, 'EACCES']);
   }, 240_000);
+
+  it('once the server stopped, every file of its data dir is 0600 and every directory 0700', async () => {
+    await server.stopGroup(20_000);
+    const open: string[] = [];
+    for (const entry of fs.readdirSync(dataDir, { withFileTypes: true, recursive: true })) {
+      const file = path.join(entry.parentPath, entry.name);
+      const mode = fs.statSync(file).mode & 0o777;
+      if (entry.isFile() ? mode !== 0o600 : entry.isDirectory() && mode !== 0o700)
+        open.push(`${file} ${mode.toString(8)}`);
+    }
+    expect(open).toEqual([]);
+  }, 60_000);
 });
