@@ -188,14 +188,18 @@ describe('secrets-vault: users and API keys over REST', () => {
     ).toBe(204);
   });
 
-  it("a user's own settings over the bus: the SSH public keys are kept as sent; unknown users 404", async () => {
+  it("a user's own settings over the bus: the SSH public keys are kept as sent, whether they hold an admin key; unknown users 404", async () => {
     const { userId } = await newUserKey('readwrite');
     expect(await server.bus.request(UserRpc.get, { userId })).toEqual({
       id: userId,
       name: 'user-readwrite',
       pubKey: '',
       createdAt: expect.any(String),
+      isAdmin: false,
     });
+    // A user holding a live admin key is one the operator trusts (e.g. to run commands locally).
+    const admin = await newUserKey('admin');
+    expect((await server.bus.request(UserRpc.get, { userId: admin.userId })).isAdmin).toBe(true);
     const keys = 'ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIA one@host\n\nssh-rsa AAAAB3Nza two@host';
     const updated = await server.bus.request(UserRpc.updateSettings, { userId, pubKey: keys });
     expect(updated.pubKey).toBe(keys);
