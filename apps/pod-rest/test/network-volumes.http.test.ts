@@ -36,7 +36,10 @@ describe('REST v1 /v1/networkvolumes', () => {
 
   beforeAll(async () => {
     fixture = writeFixture();
-    server = await startTestServer([secretsVaultService, templateGraphqlService, podRestService]);
+    // Bob may run commands here (the operator's opt-in): his Pod is refused for the volume alone.
+    server = await startTestServer([secretsVaultService, templateGraphqlService, podRestService], {
+      RUNPLANE_LOCAL_RUN_USERS: 'all',
+    });
     const bob = await call('POST', '/v1/users', { name: 'bob' });
     bobKey = (
       await call('POST', '/v1/apikeys', { name: 'bob', userId: bob.body.id, scope: 'readwrite' })

@@ -1,4 +1,4 @@
-import { afterAll, describe, expect, it } from '@jest/globals';
+import { afterAll, describe, expect, it, jest } from '@jest/globals';
 import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
@@ -12,6 +12,9 @@ afterAll(() => fs.rmSync(tmpRoot, { recursive: true, force: true }));
 function deadPid(): number {
   return spawnSync(process.execPath, ['-e', '']).pid!;
 }
+
+// Creating a database (initdb) takes seconds alone, far more beside other suites.
+jest.setTimeout(180_000);
 
 describe('EmbeddedPostgres.open(dataDir)', () => {
   // One data directory for the whole file: every open of an existing directory costs ~1 s, the first ~3 s.
