@@ -285,7 +285,9 @@ export function lifecycleSuite(name: string, env: () => Promise<Record<string, s
         // The scheduler stops the worker while its take waits (a write that wakes no poll).
         const again = take(ep, 'w-hand', 1, 1500);
         await sleep(200);
-        await h.server.app.get(WorkersRepository, { strict: false }).markStopped(ep, 'w-hand', 'idle', new Date());
+        await h.server.app
+          .get(WorkersRepository, { strict: false })
+          .markStopped(ep, 'w-hand', 'idle', new Date());
         const next = await h.submit(ep);
         expect(await again).toEqual([]);
         expect((await status(ep, next)).status).toBe('IN_QUEUE');
