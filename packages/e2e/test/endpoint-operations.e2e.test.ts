@@ -132,7 +132,15 @@ describe('operating endpoints: workers, waiting, metrics (standalone)', () => {
       1,
     );
     await submit(ep);
-    const backoff = await reason(ep, 'START_BACKOFF');
+    // The worker's lines are stored in batches: the reason may come before them.
+    const backoff = await eventually(
+      async () => {
+        const found = await reason(ep, 'START_BACKOFF');
+        return found.logs?.length ? found : undefined;
+      },
+      'START_BACKOFF with the last lines of the worker',
+      90_000,
+    );
     expect(backoff).toMatchObject({
       exitCode: 3,
       reason: 'crashed: exit code 3',
