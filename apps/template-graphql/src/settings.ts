@@ -2,7 +2,7 @@ import { Injectable } from '@nestjs/common';
 import { environmentOf, intSetting, RunplaneConfig } from '@runplane/platform';
 import type { DocumentLimits } from './graphql/document-limits.js';
 
-/** A template whose last Pod stopped less than this ago cannot be deleted yet (spec deleteTemplate rule 3). */
+/** A template whose last Pod stopped less than this ago cannot be deleted yet (its Pods may still be restarted from it). */
 export const DEFAULT_TEMPLATE_DELETE_DELAY_MS = 120_000;
 
 /** template-graphql's own settings (docs/configuration.md); no other service reads them. */

@@ -4,7 +4,7 @@ import { boolSetting, environmentOf, intSetting, RunplaneConfig } from '@runplan
 
 /**
  * webhook-sender's settings (docs/configuration.md). The delivery rules come from the spec (2 more
- * attempts, 10 s apart) and contract §7 (10 s per attempt); tests shorten them.
+ * attempts, 10 s apart) and 10 s per attempt; tests shorten them.
  */
 @Injectable()
 export class WebhookSettings {

@@ -18,7 +18,7 @@ export interface PollResult<T> {
 }
 
 /**
- * The worker's side of the HTTP protocol (reference §1.4–§1.7), transport only: what runs the
+ * The worker's side of the HTTP protocol, transport only: what runs the
  * jobs lives in the worker. Every call is bounded by a timeout and abortable (graceful stop).
  */
 export class WorkerTransport {

@@ -22,7 +22,7 @@ interface ActiveJob {
 }
 
 /**
- * The worker loop of runpod-python's JobScaler (reference §1.4–§1.7) without its process model:
+ * The worker loop of runpod-python's JobScaler without its process model:
  * job-take (batched when concurrency > 1), handlers running concurrently, results to job-done /
  * job-stream, a heartbeat listing the jobs in progress, and the job-stop channel.
  * `start()` wires it to the process (signals, exit code); use this to embed or test a worker.

@@ -9,7 +9,7 @@ export class EndpointQuery {
   @IsBoolean({ message: 'includeTemplate must be true or false' })
   includeTemplate?: boolean;
 
-  /** Accepted; listing the endpoint's worker Pods as `workers` is not implemented yet. */
+  /** Accepted as RunPod's clients send it; an endpoint's workers are listed by `GET /v1/endpoints/{id}/workers`. */
   @IsOptional()
   @QueryFlag()
   @IsBoolean({ message: 'includeWorkers must be true or false' })

@@ -23,7 +23,7 @@ interface RequestLike {
 
 /**
  * A GraphQL error answered with HTTP 401 (as on RunPod: missing, wrong or under-privileged keys yield 401;
- * contract §2 body `{"errors": [{"message", "extensions": {"code"}}]}`).
+ * Runplane's error body `{"errors": [{"message", "extensions": {"code"}}]}`).
  */
 function unauthorized(message: string, code: 'UNAUTHENTICATED' | 'FORBIDDEN'): GraphQLError {
   return new GraphQLError(message, { extensions: { code, http: { status: 401 } } });

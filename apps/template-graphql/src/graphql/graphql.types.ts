@@ -1,7 +1,7 @@
 import { Field, Float, ID, InputType, Int, ObjectType } from '@nestjs/graphql';
 
-// The GraphQL shapes RunPod clients use (spec "Template (GraphQL)", "Secret (GraphQL)", reference
-// §5). Every argument and input field is nullable (clients declare variables as
+// The GraphQL shapes RunPod clients use (templates, secrets and the management operations).
+// Every argument and input field is nullable (clients declare variables as
 // both `T` and `T!`); required-ness is checked by the resolvers, which answer BAD_USER_INPUT.
 
 @ObjectType('EnvironmentVariable')

@@ -8,7 +8,7 @@ import { fromSaveTemplateInput, toPodTemplate } from './template-shape.js';
 const required = (name: string) =>
   RunplaneError.badRequest(`${name} is required`, [{ path: name, message: `${name} is required` }]);
 
-/** saveTemplate, deleteTemplate, podTemplate, podTemplates (spec "GraphQL operations", reference §5.2-§5.5). */
+/** saveTemplate, deleteTemplate, podTemplate, podTemplates as RunPod's GraphQL API names them. */
 @Resolver(() => PodTemplate)
 export class TemplatesResolver {
   constructor(private readonly templates: TemplatesService) {}

@@ -13,7 +13,7 @@ import { ApiKeysClient, UsersClient } from './admin-client.js';
 import { HttpCaller, type ClientOptions } from './http.js';
 import { EndpointOperationsClient, PodsClient, SecretsClient } from './operations-client.js';
 
-/** Typed client of one endpoint's queue API (`/v2/{endpointId}/...`, spec "Queue operations"). */
+/** Typed client of one endpoint's queue API (`/v2/{endpointId}/...`). */
 export class QueueClient {
   private readonly http: HttpCaller;
   private readonly prefix: string;

@@ -32,7 +32,7 @@ const RETRY_AFTER = {
   'Retry-After': { description: 'Seconds to wait before retrying.', schema: { type: 'integer' } },
 };
 
-/** An error response with the contract §2 body; `description` defaults to ERROR_MEANINGS. */
+/** An error response with Runplane's JSON error body; `description` defaults to ERROR_MEANINGS. */
 export function ApiError(
   status: number,
   description = ERROR_MEANINGS[status] ?? 'Error.',
