@@ -13,7 +13,7 @@ export const CLIENT_HELP = `    Commands that talk to a running server take --ur
 /** Thrown for a usage problem: printed as one line, exit code 1. */
 export class UsageError extends Error {}
 
-export function clientFrom(flags: ClientFlags): { client: RunplaneClient; baseUrl: string } {
+function clientFrom(flags: ClientFlags): { client: RunplaneClient; baseUrl: string } {
   const baseUrl = flags.url ?? process.env.RUNPLANE_URL ?? 'http://127.0.0.1:8080';
   const apiKey = flags.key ?? process.env.RUNPLANE_API_KEY;
   if (!apiKey) throw new UsageError('an API key is needed: --key <key> or RUNPLANE_API_KEY');
@@ -27,17 +27,20 @@ export function output(flags: ClientFlags, value: unknown, text: () => string): 
 
 /** Runs a client command; API errors, usage errors and an unreachable server become one line and exit 1. */
 export async function runClientCommand(
-  baseUrl: () => string,
-  body: () => Promise<number>,
+  flags: ClientFlags,
+  body: (client: RunplaneClient) => Promise<number>,
 ): Promise<number> {
+  let baseUrl = '';
   try {
-    return await body();
+    const connected = clientFrom(flags);
+    baseUrl = connected.baseUrl;
+    return await body(connected.client);
   } catch (err) {
     if (err instanceof UsageError) return fail(err.message);
     if (err instanceof RunplaneError) return fail(`${err.status}: ${err.message}`);
     if (err instanceof TypeError)
       return fail(
-        `cannot reach ${baseUrl()}: ${(err.cause as Error | undefined)?.message ?? err.message}`,
+        `cannot reach ${baseUrl}: ${(err.cause as Error | undefined)?.message ?? err.message}`,
       );
     throw err;
   }

@@ -5,14 +5,7 @@ import {
   type Template,
   type WorkloadLogLine,
 } from '@runplane/contracts';
-import {
-  clientFrom,
-  output,
-  runClientCommand,
-  table,
-  UsageError,
-  type ClientFlags,
-} from './common.js';
+import { output, runClientCommand, table, UsageError, type ClientFlags } from './common.js';
 
 export interface OperateFlags extends ClientFlags {
   name?: string;
@@ -52,20 +45,13 @@ export function runOperateCommand(
   args: string[],
   flags: OperateFlags,
 ): Promise<number> {
-  let baseUrl = '';
-  return runClientCommand(
-    () => baseUrl,
-    async () => {
-      const connected = clientFrom(flags);
-      baseUrl = connected.baseUrl;
-      const { client } = connected;
-      if (group === 'templates') return templates(client, args, flags);
-      if (group === 'pods') return pods(client, args, flags);
-      if (group === 'secrets') return secrets(client, args, flags);
-      if (group === 'workers') return workers(client, args, flags);
-      return logs(client, args, flags);
-    },
-  );
+  return runClientCommand(flags, async (client) => {
+    if (group === 'templates') return templates(client, args, flags);
+    if (group === 'pods') return pods(client, args, flags);
+    if (group === 'secrets') return secrets(client, args, flags);
+    if (group === 'workers') return workers(client, args, flags);
+    return logs(client, args, flags);
+  });
 }
 
 function needId(args: string[], what: string): string {

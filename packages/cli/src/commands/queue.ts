@@ -7,14 +7,7 @@ import {
   type RunplaneClient,
 } from '@runplane/contracts';
 import yoctoSpinner from 'yocto-spinner';
-import {
-  clientFrom,
-  output,
-  runClientCommand,
-  table,
-  UsageError,
-  type ClientFlags,
-} from './common.js';
+import { output, runClientCommand, table, UsageError, type ClientFlags } from './common.js';
 
 export interface QueueFlags extends ClientFlags {
   name?: string;
@@ -49,17 +42,11 @@ export function runQueueCommand(
   args: string[],
   flags: QueueFlags,
 ): Promise<number> {
-  let baseUrl = '';
-  return runClientCommand(
-    () => baseUrl,
-    async () => {
-      const connected = clientFrom(flags);
-      baseUrl = connected.baseUrl;
-      const [action, ...rest] = args;
-      if (group === 'endpoints') return endpoints(connected.client, action, rest, flags);
-      return jobs(connected.client, action, rest, flags);
-    },
-  );
+  return runClientCommand(flags, async (client) => {
+    const [action, ...rest] = args;
+    if (group === 'endpoints') return endpoints(client, action, rest, flags);
+    return jobs(client, action, rest, flags);
+  });
 }
 
 async function endpoints(
