@@ -122,6 +122,21 @@ describe('secrets-vault: users and API keys over REST', () => {
     expect((await server.call('POST', '/v1/users', { name: 'x' }, as(key))).status).toBe(401);
   });
 
+  it('GET /v1/apikeys/current names the calling key and its scope (never its value)', async () => {
+    const { userId, keyId, key } = await newUserKey('readonly');
+    const current = await server.call('GET', '/v1/apikeys/current', undefined, as(key));
+    expect(current).toMatchObject({
+      status: 200,
+      body: { id: keyId, userId, scope: 'readonly', name: 'readonly key', endpointId: null },
+    });
+    expect(JSON.stringify(current.body)).not.toContain(key);
+    const admin = await server.call('GET', '/v1/apikeys/current');
+    expect(admin.body).toMatchObject({ scope: 'admin' });
+    expect(
+      (await server.call('GET', '/v1/apikeys/current', undefined, as('rpk_nope'))).status,
+    ).toBe(401);
+  });
+
   it('revoking a key (204) stops it at once; unknown keys 404; the caller and bootstrap keys are refused', async () => {
     const { keyId, key } = await newUserKey('readwrite');
     expect((await server.call('GET', '/v1/apikeys', undefined, as(key))).status).toBe(200);

@@ -61,6 +61,17 @@ export class ApiUsersController {
     return this.users.listKeys(caller, typeof userId === 'string' ? userId : undefined);
   }
 
+  @Get('apikeys/current')
+  @ApiOperation({
+    summary: 'The API key of this request (never its value)',
+    description:
+      'Which user and scope the calling key has: what a client such as the console may offer to do with it.',
+  })
+  @ApiOkResponse({ description: 'The calling key.', schema: schemaRef('ApiKeyView') })
+  currentKey(@CurrentPrincipal() caller: Principal) {
+    return this.users.currentKey(caller);
+  }
+
   @Delete('apikeys/:keyId')
   @ApiOperation({
     summary: 'Revoke an API key',

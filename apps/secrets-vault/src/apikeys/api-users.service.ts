@@ -77,6 +77,14 @@ export class ApiUsersService {
     return (await this.keys.listKeys(scope)).map(toKeyView);
   }
 
+  /** The caller's own key: its scope tells a client what it may offer. */
+  async currentKey(caller: Principal): Promise<ApiKeyView> {
+    const own = (await this.keys.listKeys(caller.userId)).find((k) => k.id === caller.keyId);
+    if (!own)
+      throw RunplaneError.notFound(`API key ${caller.keyId} not found`, 'API_KEY_NOT_FOUND');
+    return toKeyView(own);
+  }
+
   async revokeKey(caller: Principal, keyId: string): Promise<void> {
     if (keyId === caller.keyId)
       throw RunplaneError.conflict('a key cannot revoke itself; use another key', 'KEY_IS_CALLER');

@@ -26,6 +26,11 @@ export class ApiKeysClient {
     );
   }
 
+  /** The key this client calls with (its user and scope). */
+  current(): Promise<ApiKeyView> {
+    return this.http.call('GET', '/v1/apikeys/current');
+  }
+
   async revoke(keyId: string): Promise<void> {
     await this.http.call('DELETE', `/v1/apikeys/${encodeURIComponent(keyId)}`);
   }
