@@ -15,7 +15,14 @@ import { EndpointCache } from './endpoints/endpoint-cache.js';
 import { EndpointsService } from './endpoints/endpoints.service.js';
 import { PrismaClient } from './generated/prisma/client.js';
 import { JobsBusController } from './jobs/jobs.bus-controller.js';
-import { JobsRepository } from './jobs/jobs.repository.js';
+import { JobControlRepository } from './jobs/job-control.repository.js';
+import { JobDispatchRepository } from './jobs/job-dispatch.repository.js';
+import { JobFinalization } from './jobs/job-finalization.js';
+import { JobIntakeRepository } from './jobs/job-intake.repository.js';
+import { JobQueriesRepository } from './jobs/job-queries.repository.js';
+import { JobResultsRepository } from './jobs/job-results.repository.js';
+import { JobStopsRepository } from './jobs/job-stops.repository.js';
+import { JobTimersRepository } from './jobs/job-timers.repository.js';
 import { JobsService } from './jobs/jobs.service.js';
 import { SchedulerSettings } from './settings.js';
 import { SchedulerMetrics } from './metrics/scheduler-metrics.js';
@@ -58,7 +65,14 @@ export const SCHEDULER_MIGRATIONS = fileURLToPath(new URL('../prisma/migrations'
     SchedulerMetrics,
     EndpointsRepository,
     EndpointCache,
-    JobsRepository,
+    JobFinalization,
+    JobIntakeRepository,
+    JobDispatchRepository,
+    JobResultsRepository,
+    JobStopsRepository,
+    JobControlRepository,
+    JobTimersRepository,
+    JobQueriesRepository,
     WorkersRepository,
     LeaseRepository,
     EndpointsService,

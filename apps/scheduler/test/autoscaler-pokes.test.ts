@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it, jest } from '@jest/globals';
 import { SchedulerRpc } from '@runplane/contracts';
-import { JobsRepository } from '../src/jobs/jobs.repository.js';
+import { JobQueriesRepository } from '../src/jobs/job-queries.repository.js';
 import { OWNER, sleep, startHarness, until, type Harness } from './support.js';
 
 // Ticks come from pokes only here (the periodic tick is a minute away): what makes a poke run one.
@@ -14,7 +14,7 @@ describe('autoscaler pokes', () => {
       RUNPLANE_AUTOSCALE_SETTLED_MS: '60000',
     });
     // Every tick reads the queue statistics once.
-    ticks = jest.spyOn(h.server.app.get(JobsRepository, { strict: false }), 'queueStats');
+    ticks = jest.spyOn(h.server.app.get(JobQueriesRepository, { strict: false }), 'queueStats');
   }, 90_000);
   afterAll(async () => {
     await h?.stop();

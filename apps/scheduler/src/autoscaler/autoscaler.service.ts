@@ -8,7 +8,7 @@ import { Bus } from '@runplane/bus';
 import { PodRpc, RunplaneError } from '@runplane/contracts';
 import { LOGGER, type Logger } from '@runplane/platform';
 import { EndpointsRepository, type EndpointRow } from '../endpoints/endpoints.repository.js';
-import { JobsRepository } from '../jobs/jobs.repository.js';
+import { JobQueriesRepository } from '../jobs/job-queries.repository.js';
 import { SchedulerSettings } from '../settings.js';
 import { shortId } from '../shared/ids.js';
 import { ANY_JOB, JobChanges } from '../shared/job-changes.js';
@@ -55,7 +55,7 @@ export class Autoscaler implements OnApplicationBootstrap, OnModuleDestroy {
 
   constructor(
     private readonly endpoints: EndpointsRepository,
-    private readonly jobs: JobsRepository,
+    private readonly jobs: JobQueriesRepository,
     private readonly workers: WorkersRepository,
     private readonly leadership: Leadership,
     private readonly changes: JobChanges,

@@ -15,7 +15,7 @@ import {
   type UpdateEndpointRequest,
 } from '@runplane/contracts';
 import { LOGGER, type Logger } from '@runplane/platform';
-import { JobsRepository } from '../jobs/jobs.repository.js';
+import { JobControlRepository } from '../jobs/job-control.repository.js';
 import { JobChanges, ANY_JOB } from '../shared/job-changes.js';
 import { shortId } from '../shared/ids.js';
 import { WorkersRepository } from '../workers/workers.repository.js';
@@ -47,7 +47,7 @@ export class EndpointsService {
   constructor(
     private readonly endpoints: EndpointsRepository,
     private readonly cache: EndpointCache,
-    private readonly jobs: JobsRepository,
+    private readonly jobs: JobControlRepository,
     private readonly workers: WorkersRepository,
     private readonly changes: JobChanges,
     private readonly waiting: WaitingReasons,

@@ -2,7 +2,7 @@ import { JobEvents, WEBHOOK_JOB_STATES, type JobFinishedEvent } from '@runplane/
 import { OutboxRelay, type NewOutboxRow } from '@runplane/database';
 import { randomBytes } from 'node:crypto';
 import { toJobRecord } from './job-view.js';
-import type { JobRow } from './jobs.repository.js';
+import type { JobRow } from './job-rows.js';
 
 /**
  * The `job.finished.v1` outbox row of a job that just became final, or null when it has no webhook.

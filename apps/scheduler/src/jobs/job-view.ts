@@ -1,5 +1,5 @@
 import { isFinalStatus, type JobRecord } from '@runplane/contracts';
-import type { JobState } from './jobs.repository.js';
+import type { JobState } from './job-rows.js';
 
 /** Deleted by its TTL (a tombstone, or expired and not yet swept): the job is "not found". */
 export function isGone(job: JobState, now: Date): boolean {

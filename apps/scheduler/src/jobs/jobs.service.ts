@@ -26,13 +26,20 @@ import { ANY_JOB, JobChanges } from '../shared/job-changes.js';
 import { WorkersRepository } from '../workers/workers.repository.js';
 import { decodeCursor, encodeCursor } from './cursor.js';
 import { isGone, resultsExpired, toJobRecord } from './job-view.js';
-import { JobsRepository, type ClaimedJob, type JobRow, type JobState } from './jobs.repository.js';
+import { JobControlRepository } from './job-control.repository.js';
+import { JobDispatchRepository } from './job-dispatch.repository.js';
+import { JobIntakeRepository } from './job-intake.repository.js';
+import { JobQueriesRepository } from './job-queries.repository.js';
+import type { ClaimedJob, JobRow, JobState } from './job-rows.js';
 
 /** The job lifecycle as clients drive it (through queue-api). The scheduler is the only writer of job state. */
 @Injectable()
 export class JobsService {
   constructor(
-    private readonly jobs: JobsRepository,
+    private readonly intake: JobIntakeRepository,
+    private readonly dispatch: JobDispatchRepository,
+    private readonly control: JobControlRepository,
+    private readonly queries: JobQueriesRepository,
     private readonly workers: WorkersRepository,
     private readonly endpoints: EndpointsService,
     private readonly changes: JobChanges,
@@ -88,7 +95,7 @@ export class JobsService {
     offeredTo?: string,
   ): Promise<{ row: JobRow; created: boolean }> {
     const { job } = request;
-    const { row, created } = await this.jobs.insert(
+    const { row, created } = await this.intake.insert(
       {
         id: request.jobId,
         endpointId: request.endpointId,
@@ -128,7 +135,7 @@ export class JobsService {
           [{ path: 'ttl', message: `must be more than the job's age, ${age} ms` }],
         );
       }
-      await this.jobs.setTtl(row.id, request.ttlMs, expiresAt);
+      await this.intake.setTtl(row.id, request.ttlMs, expiresAt);
       row.ttlMs = request.ttlMs;
       row.expiresAt = expiresAt;
     }
@@ -178,7 +185,7 @@ export class JobsService {
       const now = new Date();
       // Status before draining: a final status read first guarantees every chunk is already stored.
       const row = await this.visible(request, now);
-      const chunks = await this.jobs.drainChunks(row.id);
+      const chunks = await this.dispatch.drainChunks(row.id);
       const left = deadline - Date.now();
       if (chunks.length || isFinalStatus(row.status) || left <= 0 || this.changes.stopping) {
         return { id: row.id, status: row.status, stream: chunks.map((output) => ({ output })) };
@@ -204,7 +211,7 @@ export class JobsService {
           'JOB_FINAL',
         );
       }
-      const cancelled = await this.jobs.cancel(row.id, now);
+      const cancelled = await this.control.cancel(row.id, now);
       if (cancelled) {
         this.changes.changed(row.endpointId, row.id, { stops: cancelled.workerId !== null }); // a running job's worker hears on job-stop
         return { id: row.id, status: 'CANCELLED' };
@@ -222,11 +229,11 @@ export class JobsService {
   async retry(request: JobScopedRequest): Promise<JobAccepted> {
     const now = new Date();
     const row = await this.visible(request, now);
-    if (await this.jobs.retry(row.id, now)) {
+    if (await this.control.retry(row.id, now)) {
       this.changes.changed(row.endpointId, row.id, { queued: 1, scaling: true });
       return { id: row.id, status: 'IN_QUEUE' };
     }
-    const latest = (await this.jobs.find(row.id)) ?? row;
+    const latest = (await this.intake.find(row.id)) ?? row;
     if (latest.status !== 'FAILED' && latest.status !== 'TIMED_OUT') {
       throw RunplaneError.conflict(
         `job ${row.id} is ${latest.status}; only FAILED or TIMED_OUT jobs can be retried`,
@@ -247,13 +254,13 @@ export class JobsService {
   /** The job's history, oldest first (the caller's live job, else 404 like every job read). */
   async events(request: JobScopedRequest): Promise<JobEvent[]> {
     const row = await this.visible(request, new Date());
-    return this.jobs.events(row.id);
+    return this.queries.events(row.id);
   }
 
   /** Removes the queued jobs only; running ones continue. */
   async purge(request: EndpointScopedRequest): Promise<PurgeResponse> {
     await this.endpoints.requireOwned(request.ownerId, request.endpointId);
-    const removed = await this.jobs.purgeQueued(request.endpointId);
+    const removed = await this.control.purgeQueued(request.endpointId);
     if (removed) this.changes.changed(request.endpointId, ANY_JOB);
     return { removed, status: 'completed' };
   }
@@ -263,7 +270,7 @@ export class JobsService {
     await this.endpoints.requireOwned(request.ownerId, request.endpointId);
     const after = request.cursor ? decodeCursor(request.cursor) : undefined;
     const now = new Date();
-    const rows = await this.jobs.list(
+    const rows = await this.queries.list(
       request.endpointId,
       request.status,
       request.limit + 1,
@@ -292,9 +299,9 @@ export class JobsService {
     const endpoint = await this.endpoints.requireOwned(request.ownerId, request.endpointId);
     const now = new Date();
     const [jobs, workers, held] = await Promise.all([
-      this.jobs.healthCounts(endpoint.id, now),
+      this.queries.healthCounts(endpoint.id, now),
       this.workers.listForEndpoint(endpoint.id),
-      this.jobs.heldCounts(endpoint.id),
+      this.queries.heldCounts(endpoint.id),
     ]);
     const busy = new Set(held.map((h) => h.workerId));
     const counts = { idle: 0, initializing: 0, ready: 0, running: 0, throttled: 0, unhealthy: 0 };
@@ -317,7 +324,7 @@ export class JobsService {
 
   /** The caller's live job, else 404 (unknown, another endpoint's or user's, or deleted by its TTL). */
   private async visible(request: JobScopedRequest, now: Date): Promise<JobState> {
-    const row = await this.jobs.findOwned(request.ownerId, request.endpointId, request.jobId);
+    const row = await this.intake.findOwned(request.ownerId, request.endpointId, request.jobId);
     if (!row || isGone(row, now)) throw jobNotFound(request.jobId);
     return row;
   }

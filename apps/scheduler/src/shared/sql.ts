@@ -1,5 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import { DatabaseTargets } from '@runplane/database';
+import { Prisma } from '../generated/prisma/client.js';
 
 /**
  * Schema-qualified table names for the few statements Prisma cannot express (claims with
@@ -17,6 +18,8 @@ export class SchedulerTables {
   readonly coldStart: string;
   readonly lease: string;
   readonly jobStatus: string;
+  /** The same names as fragments of `Prisma.sql` statements (parameters named in place). */
+  readonly sql: Record<'job' | 'chunk' | 'event' | 'stop' | 'worker' | 'jobStatus', Prisma.Sql>;
 
   constructor(targets: DatabaseTargets) {
     const schema = quote(targets.targetFor('scheduler').schema);
@@ -28,6 +31,14 @@ export class SchedulerTables {
     this.coldStart = `${schema}."ColdStart"`;
     this.lease = `${schema}."Lease"`;
     this.jobStatus = `${schema}."JobStatus"`;
+    this.sql = {
+      job: Prisma.raw(this.job),
+      chunk: Prisma.raw(this.chunk),
+      event: Prisma.raw(this.event),
+      stop: Prisma.raw(this.stop),
+      worker: Prisma.raw(this.worker),
+      jobStatus: Prisma.raw(this.jobStatus),
+    };
   }
 }
 

@@ -6,7 +6,9 @@ import {
 } from '@nestjs/common';
 import { LOGGER, type Logger } from '@runplane/platform';
 import { EndpointsRepository } from '../endpoints/endpoints.repository.js';
-import { JobsRepository, type ChangedJob } from '../jobs/jobs.repository.js';
+import type { ChangedJob } from '../jobs/job-rows.js';
+import { BULK_LIMIT } from '../jobs/job-rules.js';
+import { JobTimersRepository } from '../jobs/job-timers.repository.js';
 import { SchedulerSettings } from '../settings.js';
 import { JobChanges } from '../shared/job-changes.js';
 import { WorkerKeys } from '../workers/worker-keys.js';
@@ -34,7 +36,7 @@ export class Sweeper implements OnApplicationBootstrap, OnModuleDestroy {
   private lastCleanup = 0;
 
   constructor(
-    private readonly jobs: JobsRepository,
+    private readonly jobs: JobTimersRepository,
     private readonly workers: WorkersRepository,
     private readonly endpoints: EndpointsRepository,
     private readonly liveness: WorkerLiveness,
@@ -80,7 +82,7 @@ export class Sweeper implements OnApplicationBootstrap, OnModuleDestroy {
       // Timeouts and TTL first, so a lost worker's jobs past their deadline end rather than requeue.
       await this.drain(() => this.jobs.timeOut(now), 'job timed out');
       await this.drain(() => this.jobs.expire(now), 'job ttl elapsed: deleted');
-      while ((await this.jobs.expireResults(now)) >= 1000) {
+      while ((await this.jobs.expireResults(now)) >= BULK_LIMIT) {
         /* next batch */
       }
       const lost = await this.workers.sweepSilent(now, this.settings.workerStartTimeoutMs);
@@ -114,7 +116,7 @@ export class Sweeper implements OnApplicationBootstrap, OnModuleDestroy {
         );
         this.changes.announce(changed, 'ended');
       }
-      if (changed.length < 1000) return;
+      if (changed.length < BULK_LIMIT) return;
     }
   }
 }

@@ -1,7 +1,8 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { LOGGER, type Logger } from '@runplane/platform';
 import { EndpointsRepository } from '../endpoints/endpoints.repository.js';
-import { JobsRepository, type Requeued } from '../jobs/jobs.repository.js';
+import type { Requeued } from '../jobs/job-rows.js';
+import { JobTimersRepository } from '../jobs/job-timers.repository.js';
 import { ANY_JOB, JobChanges } from '../shared/job-changes.js';
 import type { LostWorker } from './workers.repository.js';
 
@@ -14,7 +15,7 @@ export function startBackoffMs(failures: number): number {
 @Injectable()
 export class WorkerLiveness {
   constructor(
-    private readonly jobs: JobsRepository,
+    private readonly jobs: JobTimersRepository,
     private readonly endpoints: EndpointsRepository,
     private readonly changes: JobChanges,
     @Inject(LOGGER) private readonly logger: Logger,
@@ -47,7 +48,7 @@ export class WorkerLiveness {
 
   /**
    * The one way a worker's running jobs leave it when it is gone: requeued, or FAILED once they
-   * used up RUNPLANE_JOB_MAX_ATTEMPTS (JobsRepository.requeueFromWorker); waiters, job-takes and
+   * used up RUNPLANE_JOB_MAX_ATTEMPTS (JobTimersRepository.requeueFromWorker); waiters, job-takes and
    * the worker's job-stop poll are woken.
    */
   async requeue(

@@ -1,6 +1,5 @@
 import { Inject, Injectable } from '@nestjs/common';
 import {
-  JOB_LIMITS,
   RunplaneError,
   type Ack,
   type JobDoneRequest,
@@ -20,12 +19,12 @@ import { EndpointsRepository, type EndpointRow } from '../endpoints/endpoints.re
 import { EndpointsService } from '../endpoints/endpoints.service.js';
 import { isGone } from '../jobs/job-view.js';
 import { jobNotFound } from '../jobs/jobs.service.js';
-import {
-  JobsRepository,
-  toOptionalJson,
-  type ClaimedJob,
-  type JobState,
-} from '../jobs/jobs.repository.js';
+import { JobDispatchRepository } from '../jobs/job-dispatch.repository.js';
+import { JobIntakeRepository } from '../jobs/job-intake.repository.js';
+import { JobResultsRepository } from '../jobs/job-results.repository.js';
+import type { ClaimedJob, JobState } from '../jobs/job-rows.js';
+import { isWorkerLeaving } from '../jobs/job-rules.js';
+import { JobStopsRepository } from '../jobs/job-stops.repository.js';
 import { splitStreamOutput } from '../jobs/stream-chunks.js';
 import { SchedulerSettings } from '../settings.js';
 import { ANY_JOB, JobChanges } from '../shared/job-changes.js';
@@ -44,7 +43,10 @@ export class WorkerProtocolService {
   private readonly touched = new Map<string, { at: number; seen: SeenWorker }>();
 
   constructor(
-    private readonly jobs: JobsRepository,
+    private readonly intake: JobIntakeRepository,
+    private readonly dispatch: JobDispatchRepository,
+    private readonly results: JobResultsRepository,
+    private readonly stops: JobStopsRepository,
     private readonly workers: WorkersRepository,
     private readonly endpoints: EndpointsService,
     private readonly endpointRows: EndpointsRepository,
@@ -62,12 +64,12 @@ export class WorkerProtocolService {
       // Refreshed on every round: a worker holding a long poll is alive.
       const mark = this.changes.mark();
       const seen = await this.seen(endpoint, request.workerId);
-      const leaving = seen.state === 'stopping' || seen.stopRequested;
+      const leaving = isWorkerLeaving(seen);
       if (
         !leaving &&
         !this.changes.knownIdle(endpoint.id, request.workerId, this.settings.longPollRecheckMs)
       ) {
-        const rows = await this.jobs.claim(
+        const rows = await this.dispatch.claim(
           endpoint.id,
           request.workerId,
           request.batchSize,
@@ -98,7 +100,7 @@ export class WorkerProtocolService {
   /** Jobs queue-api could not deliver to the worker: back to the queue without counting a retry. */
   async release(request: ReleaseJobsRequest): Promise<Ack> {
     const endpoint = await this.endpointFor(request);
-    const released = await this.jobs.release(
+    const released = await this.dispatch.release(
       endpoint.id,
       request.workerId,
       request.jobIds,
@@ -127,7 +129,7 @@ export class WorkerProtocolService {
         error: failed ? errorString(body.error) : undefined,
       };
       // Most results: a live job without webhook, held by this worker, finished in one statement.
-      const plain = await this.jobs.finishPlain(
+      const plain = await this.results.finishPlain(
         endpoint.id,
         request.workerId,
         request.jobId,
@@ -140,20 +142,7 @@ export class WorkerProtocolService {
         const job = await this.requireJob(endpoint, request.jobId);
         const finished = isGone(job, now)
           ? null
-          : await this.jobs.finish(
-              endpoint.id,
-              request.workerId,
-              job.id,
-              {
-                ...result,
-                output: 'output' in body ? toOptionalJson(body.output) : undefined,
-              },
-              now,
-              job.mode === 'runsync'
-                ? JOB_LIMITS.resultRetention.runsync
-                : JOB_LIMITS.resultRetention.run,
-              job.webhook !== null,
-            );
+          : await this.results.finish(job, request.workerId, result, now);
         if (finished) {
           await this.workers.markBusy(endpoint.id, request.workerId, now);
           await this.finished(endpoint, seen, finished);
@@ -173,7 +162,7 @@ export class WorkerProtocolService {
       const job = await this.requireJob(endpoint, request.jobId);
       if (
         !isGone(job, now) &&
-        (await this.jobs.progress(endpoint.id, request.workerId, job.id, body.output, now))
+        (await this.dispatch.progress(endpoint.id, request.workerId, job.id, body.output, now))
       ) {
         this.changes.changed(endpoint.id, job.id);
       }
@@ -208,7 +197,7 @@ export class WorkerProtocolService {
     const body = request.body ?? {};
     const output = 'output' in body ? body.output : body;
     if (
-      await this.jobs.appendChunks(
+      await this.dispatch.appendChunks(
         endpoint.id,
         request.workerId,
         job.id,
@@ -252,7 +241,7 @@ export class WorkerProtocolService {
     const twoPingsAgo = new Date(now.getTime() - 2 * this.settings.pingIntervalMs);
     if (request.jobIds.length) {
       if (
-        await this.jobs.stopIfNotHeld(
+        await this.stops.stopIfNotHeld(
           endpoint.id,
           request.workerId,
           request.jobIds,
@@ -327,7 +316,7 @@ export class WorkerProtocolService {
     for (;;) {
       const mark = this.changes.mark();
       await this.seen(endpoint, request.workerId);
-      const jobsToStop = await this.jobs.deliverStops(endpoint.id, request.workerId, new Date());
+      const jobsToStop = await this.stops.deliver(endpoint.id, request.workerId, new Date());
       const left = deadline - Date.now();
       if (jobsToStop.length || left <= 0 || this.changes.stopping) return { jobsToStop };
       await this.changes.waitForStops(
@@ -390,7 +379,7 @@ export class WorkerProtocolService {
   }
 
   private async requireJob(endpoint: EndpointRow, jobId: string): Promise<JobState> {
-    const job = await this.jobs.find(jobId);
+    const job = await this.intake.find(jobId);
     if (!job || job.endpointId !== endpoint.id) throw jobNotFound(jobId);
     return job;
   }

@@ -1,0 +1,106 @@
+import { Injectable } from '@nestjs/common';
+import { OutboxRelay, type NewOutboxRow } from '@runplane/database';
+import { Prisma, PrismaClient } from '../generated/prisma/client.js';
+import { SchedulerMetrics } from '../metrics/scheduler-metrics.js';
+import { SchedulerTables } from '../shared/sql.js';
+import { jobFinishedOutboxRow } from './job-finished.js';
+import { at, type ChangedJob, type JobRow, type StopReason } from './job-rows.js';
+import { BULK_LIMIT, BULK_TX, RESULT_RETENTION_SQL } from './job-rules.js';
+
+type Tx = Prisma.TransactionClient;
+type FinalStatus = 'COMPLETED' | 'FAILED' | 'CANCELLED' | 'TIMED_OUT';
+
+/** Hooked jobs whose bodies are built and written per round inside a bulk finalisation (bounds memory). */
+const OUTBOX_CHUNK = 50;
+
+/**
+ * What every transition to a final state does besides the state itself, in one place: the
+ * `job.finished.v1` outbox row of a job with a webhook, written in the transition's transaction
+ * (the event exists exactly when the final state does), the relay kicked after the commit, and the
+ * job metrics. Also the bulk transition of queries' worth of jobs to CANCELLED or TIMED_OUT.
+ */
+@Injectable()
+export class JobFinalization {
+  constructor(
+    private readonly db: PrismaClient,
+    private readonly t: SchedulerTables,
+    private readonly outbox: OutboxRelay,
+    private readonly metrics: SchedulerMetrics,
+  ) {}
+
+  /** Inside the transition's transaction: the outbox rows of these final jobs (those with a webhook). */
+  async announce(tx: Tx, jobs: JobRow[], now: Date): Promise<boolean> {
+    const rows = jobs
+      .map((j) => jobFinishedOutboxRow(j, now))
+      .filter((e): e is NewOutboxRow => e !== null);
+    if (rows.length)
+      await tx.outboxEvent.createMany({
+        data: rows.map((r) => ({ ...r, payload: r.payload as Prisma.InputJsonValue })),
+      });
+    return rows.length > 0;
+  }
+
+  /**
+   * `announce` for jobs known by id, read in chunks (their rows are locked by the transition's
+   * UPDATE until the commit: what is read is what it wrote).
+   */
+  async announceIds(tx: Tx, ids: string[], now: Date): Promise<boolean> {
+    let announced = false;
+    for (let i = 0; i < ids.length; i += OUTBOX_CHUNK) {
+      const jobs = await tx.job.findMany({ where: { id: { in: ids.slice(i, i + OUTBOX_CHUNK) } } });
+      announced = (await this.announce(tx, jobs, now)) || announced;
+    }
+    return announced;
+  }
+
+  /** After the commit: the metrics of the jobs that became final, and the relay kicked if announced. */
+  finished(
+    status: FinalStatus,
+    jobs: Array<{ startedAt: Date | string | null }>,
+    now: Date,
+    announced: boolean,
+  ): void {
+    if (jobs.length) this.metrics.finished(status, jobs, now);
+    if (announced) this.outbox.kick();
+  }
+
+  /**
+   * Moves up to `BULK_LIMIT` jobs matching `where` (over the `Job` table, unaliased) to CANCELLED
+   * or TIMED_OUT, records a stop for the worker of each running one and its events, in one
+   * statement; then the after-effects.
+   */
+  async finalizeWhere(
+    where: Prisma.Sql,
+    status: 'CANCELLED' | 'TIMED_OUT',
+    reason: StopReason,
+    now: Date,
+  ): Promise<ChangedJob[]> {
+    const { job, stop, event, jobStatus } = this.t.sql;
+    const { rows, announced } = await this.db.$transaction(async (tx) => {
+      const rows = await tx.$queryRaw<
+        Array<ChangedJob & { hooked: boolean; startedAt: Date | null }>
+      >(Prisma.sql`
+      WITH finalized AS (
+        UPDATE ${job} SET status = ${status}::${jobStatus}, "completedAt" = ${at(now)}::timestamp(3),
+          "resultsExpireAt" = ${at(now)}::timestamp(3) + ${RESULT_RETENTION_SQL}, "timeoutAt" = NULL, output = NULL
+        WHERE id = ANY(ARRAY(SELECT id FROM ${job} WHERE ${where} LIMIT ${BULK_LIMIT} FOR UPDATE SKIP LOCKED)) AND ${where}
+        RETURNING id, "endpointId", "workerId", "startedAt", webhook IS NOT NULL AS hooked
+      ), stops AS (
+        INSERT INTO ${stop} ("jobId", "workerId", "endpointId", reason, "createdAt")
+        SELECT id, "workerId", "endpointId", ${reason}, ${at(now)}::timestamp(3) FROM finalized WHERE "workerId" IS NOT NULL
+        ON CONFLICT ("jobId", "workerId") DO UPDATE SET reason = EXCLUDED.reason, "createdAt" = EXCLUDED."createdAt", "deliveredAt" = NULL
+      ), events AS (
+        INSERT INTO ${event} ("jobId", at, type, "workerId", detail)
+        SELECT f.id, ${at(now)}::timestamp(3), e.type, f."workerId", e.detail
+        FROM finalized f, LATERAL (VALUES (0, 'STOP_SENT', ${reason}::text), (1, ${status}::text, NULL)) AS e(n, type, detail)
+        WHERE e.n = 1 OR f."workerId" IS NOT NULL
+        ORDER BY f.id, e.n
+      )
+      SELECT id, "endpointId", "workerId", "startedAt", hooked FROM finalized`);
+      const hooked = rows.filter((r) => r.hooked).map((r) => r.id);
+      return { rows, announced: await this.announceIds(tx, hooked, now) };
+    }, BULK_TX);
+    this.finished(status, rows, now, announced);
+    return rows.map(({ id, endpointId, workerId }) => ({ id, endpointId, workerId }));
+  }
+}

@@ -1,0 +1,50 @@
+import { JOB_LIMITS } from '@runplane/contracts';
+import { Prisma } from '../generated/prisma/client.js';
+
+/**
+ * The rules of the job state machine, defined once: as functions for TypeScript and as SQL
+ * fragments for the statements that apply them.
+ */
+
+/**
+ * Bulk transitions (sweeps, endpoint deletion) change at most this many jobs per statement, so
+ * one transaction stays short; callers repeat while a batch comes back full.
+ */
+export const BULK_LIMIT = 1000;
+
+/** Limits of the transactions that write bulk transitions and their webhook events. */
+export const BULK_TX = { timeout: 60_000, maxWait: 30_000 };
+
+/** How long a final job keeps its output: 30 min after `/run`, 1 min after `/runsync`. */
+export function resultRetentionMs(mode: string): number {
+  return mode === 'runsync' ? JOB_LIMITS.resultRetention.runsync : JOB_LIMITS.resultRetention.run;
+}
+
+/** `resultRetentionMs` over the row being finalised (its `mode` column), as an interval. */
+export const RESULT_RETENTION_SQL = Prisma.raw(
+  `(CASE WHEN mode = 'runsync' THEN ${JOB_LIMITS.resultRetention.runsync} ELSE ${JOB_LIMITS.resultRetention.run} END) * interval '1 millisecond'`,
+);
+
+/** A worker on its way out (stopping, stopped, or it asked to be replaced) gets no new job. */
+export function isWorkerLeaving(worker: { state: string; stopRequested: boolean }): boolean {
+  return worker.state === 'stopping' || worker.state === 'stopped' || worker.stopRequested;
+}
+
+/** `isWorkerLeaving` over the `Worker` row aliased `alias`. */
+export function workerLeavingSql(alias: string): Prisma.Sql {
+  return Prisma.raw(`(${alias}.state IN ('stopping', 'stopped') OR ${alias}."stopRequested")`);
+}
+
+/**
+ * The job is running on this worker and still alive (not a TTL tombstone): only then may the
+ * worker report progress, stream or finish it. Over the `Job` row aliased `alias`.
+ */
+export function heldBySql(alias: string, endpointId: unknown, workerId: unknown): Prisma.Sql {
+  const a = Prisma.raw(alias);
+  return Prisma.sql`${a}."endpointId" = ${endpointId} AND ${a}."workerId" = ${workerId} AND ${a}.status = 'IN_PROGRESS' AND ${a}."deletedAt" IS NULL`;
+}
+
+/** `heldBySql` as a Prisma filter. */
+export function heldByWhere(endpointId: string, workerId: string, id: string) {
+  return { id, endpointId, workerId, status: 'IN_PROGRESS' as const, deletedAt: null };
+}
