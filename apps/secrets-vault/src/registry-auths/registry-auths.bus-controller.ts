@@ -10,7 +10,7 @@ import {
 } from '@runplane/contracts';
 import { RegistryAuthsService } from './registry-auths.service.js';
 
-/** Registry auths as template-graphql asks for them (saveRegistryAuth, updateRegistryAuth, deleteRegistryAuth, myself). */
+/** Registry auths as template-graphql asks for them (saveRegistryAuth, updateRegistryAuth, deleteRegistryAuth, myself), and their credentials for pod-rest's image pulls. */
 @Controller()
 export class RegistryAuthsBusController {
   constructor(private readonly auths: RegistryAuthsService) {}
@@ -28,6 +28,12 @@ export class RegistryAuthsBusController {
   @OnRpc(VaultRpc.updateRegistryAuth)
   update(@Payload() request: UpdateRegistryAuthRequest) {
     return this.auths.update(request.ownerId, request.registryAuthId, request.credentials);
+  }
+
+  /** pod-rest's pull of a private image: the only place the credentials are opened. */
+  @OnRpc(VaultRpc.resolveRegistryAuth)
+  resolve(@Payload() request: RegistryAuthScopedRequest) {
+    return this.auths.resolve(request.ownerId, request.registryAuthId);
   }
 
   @OnRpc(VaultRpc.deleteRegistryAuth)

@@ -5,6 +5,7 @@ import {
   type ContainerRegistryAuth,
   type ContainerRegistryAuthCreateDto,
   type ContainerRegistryCredentialsDto,
+  type RegistryCredentials,
 } from '@runplane/contracts';
 import { randomBytes } from 'node:crypto';
 import { MasterKeyring } from '../crypto/master-keyring.js';
@@ -71,6 +72,16 @@ export class RegistryAuthsService {
     const row = await this.auths.reseal(ownerId, id, this.seal({ id, ownerId }, credentials));
     if (!row) throw notFound(id);
     return view(row);
+  }
+
+  /** The credentials, opened: for an image pull only (bus rpc registry-auths.resolve, never HTTP). */
+  async resolve(ownerId: string, id: string): Promise<RegistryCredentials> {
+    const row = await this.auths.findOwned(ownerId, id);
+    if (!row) throw notFound(id);
+    const { username, password } = JSON.parse(
+      this.keyring.open(row, registryAuthAad(row)),
+    ) as RegistryCredentials;
+    return { username, password };
   }
 
   async delete(ownerId: string, id: string): Promise<Ack> {

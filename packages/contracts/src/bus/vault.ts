@@ -94,6 +94,12 @@ export class UpdateRegistryAuthRequest extends RegistryAuthScopedRequest {
   credentials!: ContainerRegistryCredentialsDto;
 }
 
+/** A user's registry credentials in the clear: only for the pull of a workload's image. */
+export interface RegistryCredentials {
+  username: string;
+  password: string;
+}
+
 /** Request/reply operations answered by secrets-vault, which owns users, API keys and secrets. */
 export const VaultRpc = {
   verifyApiKey: defineRpc<VerifyApiKeyRequest, VerifyApiKeyResponse>(
@@ -152,6 +158,16 @@ export const VaultRpc = {
     'secrets-vault',
     'registry-auths.update',
     UpdateRegistryAuthRequest,
+  ),
+  /**
+   * For the compute path only (pod-rest's docker provider, when it pulls a workload's private
+   * image): the owner's credentials, opened. Never behind an HTTP or GraphQL route. Unknown or
+   * another user's: 404 REGISTRY_AUTH_NOT_FOUND.
+   */
+  resolveRegistryAuth: defineRpc<RegistryAuthScopedRequest, RegistryCredentials>(
+    'secrets-vault',
+    'registry-auths.resolve',
+    RegistryAuthScopedRequest,
   ),
   /** Unknown or another user's: 404 REGISTRY_AUTH_NOT_FOUND. */
   deleteRegistryAuth: defineRpc<RegistryAuthScopedRequest, Ack>(
