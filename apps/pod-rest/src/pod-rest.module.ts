@@ -30,6 +30,7 @@ import { TemplatesController } from './templates/templates.controller.js';
 import { TemplatesService } from './templates/templates.service.js';
 import { WorkersBusController } from './workers/workers.bus-controller.js';
 import { WorkersService } from './workers/workers.service.js';
+import { WorkloadLifecycle } from './workloads/workload-lifecycle.js';
 
 export const POD_REST_MIGRATIONS = fileURLToPath(new URL('../prisma/migrations', import.meta.url));
 
@@ -59,6 +60,7 @@ export const POD_REST_MIGRATIONS = fileURLToPath(new URL('../prisma/migrations',
     EndpointLogsController,
   ],
   providers: [
+    WorkloadLifecycle,
     WorkersService,
     PodsRepository,
     TemplatesService,

@@ -536,7 +536,7 @@ describe('REST v1 /v1/pods with the local compute provider', () => {
 
   it('at start-up, a deleted Pod whose end was never recorded (server down meanwhile) stops counting as a use of its template', async () => {
     const { PodsRepository } = await import('../src/pods/pods.repository.js');
-    const { PodsService } = await import('../src/pods/pods.service.js');
+    const { WorkloadLifecycle } = await import('../src/workloads/workload-lifecycle.js');
     const repo = server.app.get(PodsRepository, { strict: false });
     await repo.insert({
       id: 'ghostpod000001',
@@ -560,7 +560,7 @@ describe('REST v1 /v1/pods with the local compute provider', () => {
     expect((await server.bus.request(PodRpc.templateUsage, { templateId: 'tpl-ghost' })).pods).toBe(
       1,
     );
-    await server.app.get(PodsService, { strict: false }).onApplicationBootstrap();
+    await server.app.get(WorkloadLifecycle, { strict: false }).onApplicationBootstrap();
     expect(await server.bus.request(PodRpc.templateUsage, { templateId: 'tpl-ghost' })).toEqual({
       pods: 0,
       lastUsedAt: expect.any(String),

@@ -350,6 +350,12 @@ describe('pod-rest shutdown', () => {
         writes.push(write.then(() => ({ id, changes })));
         return write;
       };
+      const updateRun = pods.updateRun.bind(pods);
+      pods.updateRun = (id, ref, changes, onlyIfNotExited) => {
+        const write = updateRun(id, ref, changes, onlyIfNotExited);
+        writes.push(write.then(() => ({ id, changes })));
+        return write;
+      };
       const pids: number[] = [];
       for (const [i, templateId] of ['tpl-a', 'tpl-a', 'tpl-b'].entries()) {
         const workerId = `wk-shutdown-${i}`;

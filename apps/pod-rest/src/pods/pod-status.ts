@@ -1,3 +1,6 @@
+/** Who ended a workload: its exit says so. */
+export type StoppedBy = 'user' | 'server' | 'itself' | 'deletion' | 'scheduler';
+
 /**
  * `lastStatusChange` texts. RunPod writes
  * "<event>: <date>"; the same shape here, with ISO dates.
@@ -6,28 +9,9 @@ export const statusChange = {
   started: (at: Date) => `Started as a serverless worker: ${at.toISOString()}`,
   startFailed: (reason: string, at: Date) => `Failed to start (${reason}): ${at.toISOString()}`,
   terminated: (at: Date) => `Terminated by the scheduler: ${at.toISOString()}`,
-  exited: (
-    exit: {
-      exitCode: number | null;
-      signal: string | null;
-      stopRequested: boolean;
-      terminated: boolean;
-    },
-    at: Date,
-  ) => {
-    const how = exit.signal
-      ? `killed by ${exit.signal}`
-      : `exit code ${exit.exitCode ?? 'unknown'}`;
-    const why = exit.terminated
-      ? 'Terminated by the scheduler'
-      : exit.stopRequested
-        ? 'Stopped with the server'
-        : 'Exited';
-    return `${why} (${how}): ${at.toISOString()}`;
-  },
   lostOnRestart: (at: Date) =>
     `Exited (its process did not survive a restart of the server): ${at.toISOString()}`,
-  // Pods of users (POST /v1/pods) rather than serverless workers.
+  // Pods of users (POST /v1/pods) rather than serverless workers; exits are told alike.
   podStarting: (at: Date) => `Starting: ${at.toISOString()}`,
   podStarted: (at: Date) => `Started: ${at.toISOString()}`,
   podPending: (reason: string, at: Date) => `Waiting (${reason}): ${at.toISOString()}`,
@@ -38,7 +22,7 @@ export const statusChange = {
     exit: {
       exitCode: number | null;
       signal: string | null;
-      by: 'user' | 'server' | 'itself' | 'deletion';
+      by: StoppedBy;
       reason?: string;
     },
     at: Date,
@@ -54,6 +38,7 @@ export const statusChange = {
       server: 'Stopped with the server',
       itself: 'Exited',
       deletion: 'Terminated',
+      scheduler: 'Terminated by the scheduler',
     }[exit.by];
     return `${why} (${how}): ${at.toISOString()}`;
   },

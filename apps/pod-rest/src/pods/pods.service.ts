@@ -1,10 +1,4 @@
-import {
-  Inject,
-  Injectable,
-  type BeforeApplicationShutdown,
-  type OnApplicationBootstrap,
-  type OnApplicationShutdown,
-} from '@nestjs/common';
+import { Inject, Injectable, type OnApplicationBootstrap } from '@nestjs/common';
 import { Bus } from '@runplane/bus';
 import {
   MAX_POD_NAME,
@@ -21,13 +15,8 @@ import { LOGGER, type Logger } from '@runplane/platform';
 import { randomBytes } from 'node:crypto';
 import { CatalogueService } from '../catalogue/catalogue.service.js';
 import { sizePod } from '../catalogue/pricing.js';
-import {
-  ComputeProvider,
-  WorkloadStartError,
-  type WorkloadStatus,
-} from '../compute/compute-provider.js';
+import { ComputeProvider } from '../compute/compute-provider.js';
 import { LocalRunPolicy } from '../compute/local-run-policy.js';
-import { LogCollector } from '../logs/log-collector.js';
 import { declaredFields } from '../http/declared-fields.js';
 import { NetworkVolumesService } from '../network-volumes/network-volumes.service.js';
 import { SecretEnv } from '../secrets/secret-env.js';
@@ -35,7 +24,7 @@ import { PodRestSettings } from '../settings.js';
 import { statusChange } from './pod-status.js';
 import { PodViews, type PodIncludes } from './pod-view.js';
 import { PodsRepository, type PodChanges, type PodFilter, type PodRow } from './pods.repository.js';
-import { workloadSpec } from './workload-spec.js';
+import { WorkloadLifecycle } from '../workloads/workload-lifecycle.js';
 
 /** Fields whose change alters what runs: a running Pod is restarted with them. */
 const RUNTIME_FIELDS = [
@@ -55,19 +44,13 @@ const DAY_MS = 86_400_000;
  * Pods of users (RunPod REST v1 `/v1/pods`): created from an image or a template,
  * started, stopped, restarted, reset, updated and deleted by their owner. Each run of a Pod is one
  * workload of the compute provider, named `<podId>-<run>` so that the exit of an earlier run can
- * never be taken for the current one. Serverless worker Pods are WorkersService's; here they are
- * only read.
+ * never be taken for the current one; WorkloadLifecycle runs it. Serverless worker Pods are
+ * WorkersService's; here they are only read.
  */
 @Injectable()
-export class PodsService
-  implements OnApplicationBootstrap, BeforeApplicationShutdown, OnApplicationShutdown
-{
+export class PodsService implements OnApplicationBootstrap {
   /** Actions per Pod run one after another on this instance (start while a stop is under way...). */
   private readonly locks = new Map<string, Promise<unknown>>();
-  /** Workloads a user (or a deletion) stopped: their exit reads "Stopped", not "Stopped with the server". */
-  private readonly stoppedBy = new Map<string, 'user' | 'deletion'>();
-  private readonly writes = new Set<Promise<void>>();
-  private readonly unsubscribe: Array<() => void> = [];
 
   constructor(
     private readonly pods: PodsRepository,
@@ -79,32 +62,12 @@ export class PodsService
     private readonly views: PodViews,
     private readonly volumes: NetworkVolumesService,
     private readonly runPolicy: LocalRunPolicy,
-    private readonly logs: LogCollector,
+    private readonly lifecycle: WorkloadLifecycle,
     @Inject(LOGGER) private readonly logger: Logger,
-  ) {
-    this.unsubscribe.push(compute.onExit((status) => this.track(this.recordExit(status))));
-    this.unsubscribe.push(compute.onStatus((status) => this.track(this.recordStatus(status))));
-  }
+  ) {}
 
   async onApplicationBootstrap(): Promise<void> {
     await this.pods.purgeDeleted(new Date(Date.now() - DAY_MS));
-    // Deleted Pods whose exit was never recorded (the server went down meanwhile) would count as
-    // using their template for ever: their workload is gone, so they ended. (RUNNING ones are
-    // WorkersService's start-up check.)
-    for (const pod of await this.pods.findDeletedNotExited()) {
-      if (pod.computeRef && (await this.compute.status(pod.computeRef))) continue;
-      await this.pods.update(pod.id, { exitedAt: new Date() });
-    }
-  }
-
-  /** Local workloads end with the server (WorkersService releases them); their exits are recorded first. */
-  async beforeApplicationShutdown(): Promise<void> {
-    await this.compute.releaseAll();
-    await Promise.all([...this.writes]);
-  }
-
-  onApplicationShutdown(): void {
-    this.unsubscribe.forEach((u) => u());
   }
 
   // ---- reads ---------------------------------------------------------------------------------
@@ -311,10 +274,9 @@ export class PodsService
   // ---- workloads -----------------------------------------------------------------------------
 
   /**
-   * Starts a new run of the Pod. The row names the new workload before it starts, so its exit
-   * (which may come at once) always finds it; what the start reports is written only while that
-   * run is still the Pod's. A start that fails leaves the Pod EXITED saying why, and the caller
-   * gets the Pod (RunPod answers a Pod whatever its state), except for the refusals of checkRunnable.
+   * Starts a new run of the Pod (`<podId>-<run>`). A start that fails leaves the Pod EXITED saying
+   * why, and the caller gets the Pod (RunPod answers a Pod whatever its state), except for the
+   * refusals of checkRunnable and the local run policy.
    */
   private async launch(pod: PodRow): Promise<PodRow> {
     await this.runPolicy.assertMayRun(pod.ownerId);
@@ -330,142 +292,26 @@ export class PodsService
       });
       return this.pods.reload(pod.id);
     }
-    const run = pod.runs + 1;
-    const ref = `${pod.id}-${run}`;
-    await this.pods.update(pod.id, {
-      runs: run,
-      computeRef: ref,
-      desiredStatus: 'RUNNING',
-      lastStatusChange: statusChange.podStarting(now),
-      exitedAt: null,
-      exitCode: null,
-      publicIp: null,
-      portMappings: {},
-      machineId: '',
+    await this.lifecycle.start(pod, {
+      ref: `${pod.id}-${pod.runs + 1}`,
+      extraEnv: { RUNPOD_POD_ID: pod.id },
+      persistentVolume: true,
+      labels: {
+        podId: pod.id,
+        ownerId: pod.ownerId,
+        ...(pod.templateId ? { templateId: pod.templateId } : {}),
+      },
     });
-    const row = await this.pods.reload(pod.id);
-    const fail = async (reason: string) => {
-      const at = new Date();
-      await this.pods.updateRun(pod.id, ref, {
-        desiredStatus: 'EXITED',
-        lastStatusChange: statusChange.startFailed(reason, at),
-        exitedAt: at,
-      });
-    };
-    let resolved: Record<string, string>;
-    try {
-      // Resolved for the workload only: never stored, logged or returned.
-      resolved = await this.secretEnv.resolve(
-        pod.ownerId,
-        (row.env ?? {}) as Record<string, string>,
-      );
-    } catch (err) {
-      const known = err instanceof RunplaneError && err.status < 500;
-      await fail(known ? err.message : 'its secrets could not be resolved');
-      return this.pods.reload(pod.id);
-    }
-    try {
-      const spec = workloadSpec(row, {
-        ref,
-        resolvedEnv: resolved,
-        extraEnv: { RUNPOD_POD_ID: pod.id },
-        catalogue: this.catalogue.get(),
-        networkVolume: row.networkVolumeId
-          ? await this.volumes.mountable(row.ownerId, row.networkVolumeId)
-          : undefined,
-        persistentVolume: true,
-        labels: {
-          podId: pod.id,
-          ownerId: pod.ownerId,
-          ...(pod.templateId ? { templateId: pod.templateId } : {}),
-        },
-      });
-      this.logs.expect(pod.id, spec, (row.env ?? {}) as Record<string, string>);
-      const handle = await this.compute.start(spec);
-      await this.pods.updateRun(
-        pod.id,
-        ref,
-        {
-          lastStartedAt: handle.startedAt,
-          lastStatusChange:
-            this.compute.kind === 'local'
-              ? statusChange.podStarted(handle.startedAt)
-              : statusChange.podStarting(handle.startedAt),
-          machineId: handle.machineId ?? '',
-          publicIp: handle.publicIp ?? null,
-          portMappings: handle.portMappings ?? {},
-        },
-        true,
-      );
-      this.logger.info({ podId: pod.id, ref, pid: handle.pid }, 'pod started');
-    } catch (err) {
-      if (!(err instanceof WorkloadStartError))
-        this.logger.error({ podId: pod.id, err: String(err) }, 'starting a pod failed');
-      await fail(err instanceof WorkloadStartError ? err.message : 'internal error');
-    }
     return this.pods.reload(pod.id);
   }
 
-  /**
-   * Stops the Pod's current workload, if any, and waits for its end (graceful, then forced). An
-   * ended one is stopped too: that removes what is left of it (a finished Kubernetes Pod).
-   */
-  private async halt(pod: PodRow, by: 'user' | 'deletion'): Promise<void> {
-    if (!pod.computeRef || pod.endpointId) return;
-    const status = await this.compute.status(pod.computeRef);
-    if (!status) return;
-    const running = status.state !== 'exited';
-    if (running) this.stoppedBy.set(pod.computeRef, by);
-    const ended = await this.compute.stop(pod.computeRef);
-    if (ended && running) await this.recordExit(ended); // idempotent with the listener's write
+  /** Stops the Pod's current workload, if any, and waits for its end. */
+  private halt(pod: PodRow, by: 'user' | 'deletion'): Promise<void> {
+    return this.lifecycle.stop(pod, by);
   }
 
-  private async isRunning(pod: PodRow): Promise<boolean> {
-    if (!pod.computeRef || pod.desiredStatus !== 'RUNNING') return false;
-    const status = await this.compute.status(pod.computeRef);
-    return !!status && status.state !== 'exited';
-  }
-
-  private async recordExit(status: WorkloadStatus): Promise<void> {
-    const pod = await this.pods.findByComputeRef(status.ref);
-    if (!pod || pod.endpointId) return; // an older run, or a serverless worker (WorkersService records those)
-    const at = status.exitedAt ?? new Date();
-    const by = this.stoppedBy.get(status.ref) ?? (status.stopRequested ? 'server' : 'itself');
-    const done = await this.pods.updateRun(
-      pod.id,
-      status.ref,
-      {
-        desiredStatus: pod.deletedAt ? 'TERMINATED' : 'EXITED',
-        exitedAt: at,
-        exitCode: status.exitCode,
-        publicIp: null,
-        portMappings: {},
-        lastStatusChange: statusChange.podExited(
-          { exitCode: status.exitCode, signal: status.signal, by, reason: status.reason },
-          at,
-        ),
-      },
-      true,
-    );
-    if (done) this.stoppedBy.delete(status.ref);
-  }
-
-  /** Kubernetes: scheduled, running with an address, or waiting (image pull...). Workers' rows too. */
-  private async recordStatus(status: WorkloadStatus): Promise<void> {
-    if (status.state === 'exited') return;
-    const pod = await this.pods.findByComputeRef(status.ref);
-    if (!pod) return;
-    const now = new Date();
-    const changes: PodChanges = {
-      machineId: status.machineId ?? pod.machineId,
-      publicIp: status.publicIp ?? null,
-      portMappings: status.portMappings ?? {},
-    };
-    if (status.state === 'running' && status.machineId)
-      changes.lastStatusChange = statusChange.podRunningOn(status.machineId, now);
-    else if (status.state === 'pending' && status.reason)
-      changes.lastStatusChange = statusChange.podPending(status.reason, now);
-    await this.pods.updateRun(pod.id, status.ref, changes, true);
+  private isRunning(pod: PodRow): Promise<boolean> {
+    return this.lifecycle.isRunning(pod);
   }
 
   // ---- helpers -------------------------------------------------------------------------------
@@ -525,15 +371,6 @@ export class PodsService
       if (this.locks.get(podId) === tail) this.locks.delete(podId);
     });
     return next;
-  }
-
-  private track(write: Promise<void>): void {
-    const w = write
-      .catch((err) =>
-        this.logger.error({ err: String(err) }, 'could not record a pod workload change'),
-      )
-      .finally(() => this.writes.delete(w));
-    this.writes.add(w);
   }
 }
 

@@ -1,10 +1,4 @@
-import {
-  Inject,
-  Injectable,
-  type BeforeApplicationShutdown,
-  type OnApplicationBootstrap,
-  type OnApplicationShutdown,
-} from '@nestjs/common';
+import { Inject, Injectable, type OnApplicationShutdown } from '@nestjs/common';
 import { Bus } from '@runplane/bus';
 import {
   PodSignals,
@@ -20,55 +14,50 @@ import { LOGGER, type Logger } from '@runplane/platform';
 import type { Catalogue } from '../catalogue/catalogue.schema.js';
 import { CatalogueService } from '../catalogue/catalogue.service.js';
 import { sizePod } from '../catalogue/pricing.js';
-import {
-  ComputeProvider,
-  WorkloadStartError,
-  type WorkloadStatus,
-} from '../compute/compute-provider.js';
+import { ComputeProvider } from '../compute/compute-provider.js';
 import { LocalRunPolicy } from '../compute/local-run-policy.js';
-import { LogCollector } from '../logs/log-collector.js';
 import { statusChange } from '../pods/pod-status.js';
 import { PodsRepository, type PodRow } from '../pods/pods.repository.js';
-import { workloadSpec } from '../pods/workload-spec.js';
-import { SecretEnv } from '../secrets/secret-env.js';
+import { WorkloadLifecycle } from '../workloads/workload-lifecycle.js';
 
 const MAX_POD_NAME = 191;
 
 /**
- * Serverless workers as Pods: the scheduler decides when a worker starts and
- * stops; this service keeps the Pod record and has the compute provider run the workload.
+ * Serverless workers as Pods: the scheduler decides when a worker starts and stops; this service
+ * keeps the Pod record, has WorkloadLifecycle run the workload, and tells the scheduler about a
+ * worker that ended by itself.
  */
 @Injectable()
-export class WorkersService
-  implements OnApplicationBootstrap, BeforeApplicationShutdown, OnApplicationShutdown
-{
+export class WorkersService implements OnApplicationShutdown {
   /** Starts in progress by worker id: a retried request joins the first, a stop waits for it. */
   private readonly starting = new Map<string, Promise<StartWorkerResponse>>();
-  /** Pod updates after exits, awaited before the database closes. */
-  private readonly exitWrites = new Set<Promise<void>>();
   private readonly unsubscribe: () => void;
 
   constructor(
     private readonly pods: PodsRepository,
     private readonly compute: ComputeProvider,
     private readonly bus: Bus,
-    private readonly secretEnv: SecretEnv,
     private readonly catalogue: CatalogueService,
     private readonly runPolicy: LocalRunPolicy,
-    private readonly logs: LogCollector,
+    private readonly lifecycle: WorkloadLifecycle,
     @Inject(LOGGER) private readonly logger: Logger,
   ) {
-    this.unsubscribe = compute.onExit((status) => {
-      const write = this.recordExit(status)
-        .catch((err) =>
-          this.logger.error(
-            { podId: status.ref, err: String(err) },
-            'could not record the exit of a worker',
-          ),
-        )
-        .finally(() => this.exitWrites.delete(write));
-      this.exitWrites.add(write);
+    // Ended by itself (crash, exit): the scheduler counts it at once (crash-loop back-off).
+    this.unsubscribe = lifecycle.onExitRecorded((pod, status, by) => {
+      if (!pod.endpointId || by !== 'itself') return;
+      void this.bus
+        .signal(PodSignals.workerExited, {
+          endpointId: pod.endpointId,
+          workerId: pod.id,
+          exitCode: status.exitCode,
+        })
+        .catch(() => undefined);
     });
+  }
+
+  // After beforeApplicationShutdown, whose exits are recorded (and are none of the scheduler's business).
+  onApplicationShutdown(): void {
+    this.unsubscribe();
   }
 
   startWorker(request: StartWorkerRequest): Promise<StartWorkerResponse> {
@@ -94,41 +83,12 @@ export class WorkersService
     }
     // Acknowledged once the stop is under way: with the SIGKILL grace (10 s) it may outlast the
     // caller's request timeout. The exit is recorded on the Pod when it happens.
-    if (pod.computeRef) {
-      this.compute
-        .stop(pod.computeRef)
-        .catch((err) =>
-          this.logger.error({ podId: pod.id, err: String(err) }, 'stopping a worker failed'),
-        );
-    }
+    this.lifecycle
+      .stop(pod, 'scheduler')
+      .catch((err) =>
+        this.logger.error({ podId: pod.id, err: String(err) }, 'stopping a worker failed'),
+      );
     return { ok: true };
-  }
-
-  /** Pods recorded as running whose workload is gone (the server restarted under them) are exited. */
-  async onApplicationBootstrap(): Promise<void> {
-    for (const pod of await this.pods.findRunningWithWorkload()) {
-      if (await this.compute.status(pod.computeRef!)) continue;
-      const now = new Date();
-      await this.pods.update(pod.id, {
-        desiredStatus: 'EXITED',
-        lastStatusChange: statusChange.lostOnRestart(now),
-        exitedAt: now,
-      });
-    }
-  }
-
-  /**
-   * Server shutdown: local workers are stopped while HTTP, the bus and the database still work, so
-   * they can post the jobs they finish in their grace period and their exits are recorded.
-   */
-  async beforeApplicationShutdown(): Promise<void> {
-    await this.compute.releaseAll();
-    await Promise.all([...this.exitWrites]);
-  }
-
-  // Not onModuleDestroy: that runs before beforeApplicationShutdown, whose exits must be recorded.
-  onApplicationShutdown(): void {
-    this.unsubscribe();
   }
 
   private async start(request: StartWorkerRequest): Promise<StartWorkerResponse> {
@@ -161,65 +121,22 @@ export class WorkersService
     );
     if (!pod) return this.alreadyStarted(await this.pods.findById(request.workerId), request);
 
-    let templateEnv: Record<string, string>;
-    try {
-      templateEnv = await this.secretEnv.resolve(request.ownerId, template.env);
-    } catch (err) {
-      // The Pod says why it never ran (an unknown secret, or the vault not answering).
-      const known = err instanceof RunplaneError;
-      const reason =
-        known && err.status < 500
-          ? err.message
-          : `its secrets could not be resolved: ${known ? err.message : 'internal error'}`;
-      await this.pods.update(pod.id, {
-        desiredStatus: 'EXITED',
-        lastStatusChange: statusChange.startFailed(reason, new Date()),
-        exitedAt: new Date(),
-      });
-      throw err;
-    }
-
-    let handle;
-    try {
-      // Worker protocol variables win over the template's; secrets are resolved
-      // here only, for the workload itself.
-      const spec = workloadSpec(pod, {
-        ref: pod.id,
-        resolvedEnv: templateEnv,
-        extraEnv: request.env,
-        catalogue: this.catalogue.get(),
-        labels: {
-          endpointId: request.endpointId,
-          templateId: template.id,
-          slsVersion: String(request.slsVersion),
-          ownerId: request.ownerId,
-        },
-      });
-      this.logs.expect(pod.id, spec, pod.env as Record<string, string>);
-      handle = await this.compute.start(spec);
-    } catch (err) {
-      const reason = err instanceof WorkloadStartError ? err.message : 'internal error';
-      await this.pods.update(pod.id, {
-        desiredStatus: 'EXITED',
-        lastStatusChange: statusChange.startFailed(reason, new Date()),
-        exitedAt: new Date(),
-      });
-      if (err instanceof WorkloadStartError)
-        throw new RunplaneError(400, err.message, undefined, 'WORKER_START_FAILED');
-      throw err;
-    }
-    await this.pods.update(pod.id, {
-      computeRef: handle.ref,
-      lastStartedAt: handle.startedAt,
-      lastStatusChange: statusChange.started(handle.startedAt),
-      machineId: handle.machineId ?? '',
-      publicIp: handle.publicIp ?? null,
-      portMappings: handle.portMappings ?? {},
+    // Worker protocol variables win over the template's.
+    const outcome = await this.lifecycle.start(pod, {
+      ref: pod.id,
+      extraEnv: request.env,
+      labels: {
+        endpointId: request.endpointId,
+        templateId: template.id,
+        slsVersion: String(request.slsVersion),
+        ownerId: request.ownerId,
+      },
     });
-    this.logger.info(
-      { podId: pod.id, endpointId: request.endpointId, slsVersion: request.slsVersion },
-      'worker started',
-    );
+    if (!outcome.started) {
+      if (outcome.cause === 'provider')
+        throw new RunplaneError(400, outcome.reason, undefined, 'WORKER_START_FAILED');
+      throw outcome.error; // the vault's answer (an unknown secret: 400 SECRET_NOT_FOUND), or the failure
+    }
     return { podId: pod.id };
   }
 
@@ -242,33 +159,6 @@ export class WorkersService
       `worker id ${request.workerId} is already used by another pod`,
       'POD_EXISTS',
     );
-  }
-
-  private async recordExit(status: WorkloadStatus): Promise<void> {
-    // The start may still be writing its own update; the exit must land after it.
-    await this.starting.get(status.ref)?.catch(() => undefined);
-    const pod = await this.pods.findById(status.ref);
-    if (!pod?.endpointId) return; // not a worker: PodsService records the exits of Pods
-    const terminated = pod.desiredStatus === 'TERMINATED';
-    const at = status.exitedAt ?? new Date();
-    await this.pods.update(pod.id, {
-      desiredStatus: terminated ? 'TERMINATED' : 'EXITED',
-      exitedAt: at,
-      exitCode: status.exitCode,
-      lastStatusChange: statusChange.exited({ ...status, terminated }, at),
-      publicIp: null,
-      portMappings: {},
-    });
-    // Ended by itself (crash, exit): the scheduler counts it at once (crash-loop back-off).
-    if (!terminated && !status.stopRequested) {
-      await this.bus
-        .signal(PodSignals.workerExited, {
-          endpointId: pod.endpointId,
-          workerId: pod.id,
-          exitCode: status.exitCode,
-        })
-        .catch(() => undefined);
-    }
   }
 }
 
