@@ -1,5 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import { boolSetting, environmentOf, intSetting, RunplaneConfig } from '@runplane/platform';
+import { createHash, randomBytes } from 'node:crypto';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -7,13 +8,13 @@ import { fileURLToPath } from 'node:url';
 export const DEFAULT_CATALOGUE_FILE = fileURLToPath(
   new URL('../catalogue/default.yaml', import.meta.url),
 );
-export const COMPUTE_PROVIDERS = ['local', 'kubernetes'] as const;
+export const COMPUTE_PROVIDERS = ['local', 'kubernetes', 'docker'] as const;
 export type ComputeProviderKind = (typeof COMPUTE_PROVIDERS)[number];
 
 /** pod-rest's own settings (docs/configuration.md, docs/compute.md), validated at start. */
 @Injectable()
 export class PodRestSettings {
-  /** Where workloads run: child processes of this server, or Kubernetes Pods. */
+  /** Where workloads run: child processes of this server, Kubernetes Pods, or containers of a Docker engine. */
   readonly computeProvider: ComputeProviderKind;
   /** The operator's machine and price catalogue (YAML). */
   readonly catalogueFile: string;
@@ -55,13 +56,26 @@ export class PodRestSettings {
     /** Grace between SIGTERM and SIGKILL of a stopped Pod, in seconds. */
     terminationGraceSeconds: number;
   };
+  /** Docker provider settings (docs/compute.md). */
+  readonly docker: {
+    /** DOCKER_HOST: the engine's API (a Docker daemon, or podman's API socket). */
+    dockerHost: string;
+    /** Label value of this server's containers: another server on the engine never adopts them. */
+    serverId: string;
+    /** `bridge`, `host` or a user-defined network. */
+    network: string;
+    /** Host address published ports bind to ("" = all). */
+    publishAddress: string;
+    /** Grace between SIGTERM and SIGKILL of a stopped container, in seconds. */
+    stopGraceSeconds: number;
+  };
 
   constructor(config: RunplaneConfig) {
     const env = environmentOf(config);
     const provider = (env.RUNPLANE_COMPUTE_PROVIDER || 'local').trim();
     if (!(COMPUTE_PROVIDERS as readonly string[]).includes(provider)) {
       throw new Error(
-        `invalid configuration: RUNPLANE_COMPUTE_PROVIDER must be "local" or "kubernetes" (got ${JSON.stringify(provider)}). See docs/compute.md.`,
+        `invalid configuration: RUNPLANE_COMPUTE_PROVIDER must be "local", "kubernetes" or "docker" (got ${JSON.stringify(provider)}). See docs/compute.md.`,
       );
     }
     this.computeProvider = provider as ComputeProviderKind;
@@ -129,5 +143,41 @@ export class PodRestSettings {
         3600,
       ),
     };
+    const dockerHost = env.DOCKER_HOST?.trim() || 'unix:///var/run/docker.sock';
+    if (!/^(unix:\/\/\/.+|(tcp|http|https):\/\/[^/]+\/?)$/.test(dockerHost))
+      throw new Error(
+        `invalid configuration: DOCKER_HOST must be unix:///path/to/socket or tcp://host:port (got ${JSON.stringify(dockerHost)}). See docs/compute.md.`,
+      );
+    const serverId = env.RUNPLANE_DOCKER_SERVER_ID?.trim() || defaultServerId(config);
+    if (!/^[a-z0-9][a-z0-9_.-]{0,62}$/.test(serverId))
+      throw new Error(
+        `invalid configuration: RUNPLANE_DOCKER_SERVER_ID must be lowercase letters, digits, ".", "_" or "-" (at most 63; got ${JSON.stringify(serverId)}). See docs/compute.md.`,
+      );
+    this.docker = {
+      dockerHost,
+      serverId,
+      network: env.RUNPLANE_DOCKER_NETWORK?.trim() || 'bridge',
+      publishAddress: env.RUNPLANE_DOCKER_PUBLISH_ADDRESS?.trim() ?? '',
+      stopGraceSeconds: intSetting(env, 'RUNPLANE_DOCKER_STOP_GRACE_SECONDS', 10, 0, 3600),
+    };
   }
+}
+
+/**
+ * Who this server is to the engine: its database (cluster mode: replicas sharing one database share
+ * their Pods) or its data directory (standalone), with the bus namespace. A server in memory gets a
+ * new id each run (its Pods do not outlive it either).
+ */
+function defaultServerId(config: RunplaneConfig): string {
+  const env = environmentOf(config);
+  const database = env.DATABASE_URL?.trim().replace(/\/\/[^@/]*@/, '//');
+  const identity =
+    database ||
+    (config.RUNPLANE_DATA_DIR === 'memory'
+      ? `memory:${randomBytes(8).toString('hex')}`
+      : `${os.hostname()}:${path.resolve(config.RUNPLANE_DATA_DIR)}`);
+  const hash = createHash('sha256')
+    .update(`${config.RUNPLANE_BUS_NAMESPACE}\0${identity}`)
+    .digest('hex');
+  return hash.slice(0, 12);
 }

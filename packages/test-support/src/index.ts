@@ -54,3 +54,5 @@ export function uniqueName(prefix: string): string {
 function redact(url: string): string {
   return url.replace(/\/\/([^:@/]+):[^@/]+@/, '//$1:***@');
 }
+
+export * from './podman.js';

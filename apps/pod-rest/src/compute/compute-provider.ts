@@ -15,6 +15,8 @@ export interface WorkloadResources {
   gpuTypeId?: string | null;
   /** Kubernetes node selector of the GPU type (catalogue `nodeSelector`). */
   gpuNodeSelector?: Record<string, string>;
+  /** The host's GPUs allocated to this workload (docker: a DeviceRequest for exactly these ids). */
+  gpuDeviceIds?: string[];
 }
 
 /** Disks of a workload (as on RunPod: container disk wiped on restart, volume kept, network volume shared). */
@@ -59,6 +61,11 @@ export interface WorkloadSpec {
   disks?: WorkloadDisks;
   /** Identifying metadata (endpoint id, owner...): Kubernetes labels, log fields locally. Never secret. */
   labels?: Record<string, string>;
+  /**
+   * The owner's container registry auth (`containerRegistryAuthId`) a provider that pulls images
+   * itself (docker) uses for the pull; the credentials are asked of the vault only then.
+   */
+  registryAuthId?: string;
 }
 
 /** Where a running workload can be reached (as on RunPod: empty until it has initialised). */
@@ -76,6 +83,8 @@ export interface WorkloadHandle extends WorkloadPlacement {
   /** OS process id, when the provider runs processes. */
   pid?: number;
   startedAt: Date;
+  /** `pending` when it does not run yet (Kubernetes scheduling, docker pulling its image); else running. */
+  state?: 'pending' | 'running';
 }
 
 /** `pending`: accepted, not running yet (Kubernetes: scheduling, pulling the image). */
@@ -140,7 +149,7 @@ export class WorkloadStartError extends Error {
 
 /** Abstract class rather than interface so it can be the Nest injection token. */
 export abstract class ComputeProvider {
-  abstract readonly kind: 'local' | 'kubernetes';
+  abstract readonly kind: 'local' | 'kubernetes' | 'docker';
   private readonly statusListeners = new Set<StatusListener>();
   private readonly logListeners = new Set<LogListener>();
   /** Starts the workload; resolves once it runs (or rejects with WorkloadStartError). */
@@ -170,6 +179,15 @@ export abstract class ComputeProvider {
 
   /** A user's network volume is deleted: so is what the provider created for it (none by default). */
   async deleteNetworkVolume(_claimName: string): Promise<void> {}
+
+  /**
+   * Refs of the workloads of this server the provider found running when it started (docker:
+   * adopted containers), so that those whose Pod no longer wants them are stopped; null when the
+   * provider does not adopt workloads.
+   */
+  async adoptedWorkloads(): Promise<string[] | null> {
+    return null;
+  }
 
   /**
    * Changes of a workload short of its exit (Kubernetes: scheduled on a node, running with an IP,

@@ -1,4 +1,6 @@
 import { Module } from '@nestjs/common';
+import { Bus } from '@runplane/bus';
+import { VaultRpc } from '@runplane/contracts';
 import { LOGGER, type Logger } from '@runplane/platform';
 import { CatalogueService } from '../catalogue/catalogue.service.js';
 import { PodRestSettings } from '../settings.js';
@@ -9,7 +11,8 @@ import { LocalRunPolicy } from './local-run-policy.js';
 /**
  * The compute provider of this process, chosen by RUNPLANE_COMPUTE_PROVIDER (docs/compute.md):
  * `local` (default) runs workloads as child processes of this server, `kubernetes` as Pods of a
- * cluster. Only the chosen one is built (the Kubernetes one reads its credentials when built).
+ * cluster, `docker` as containers of a Docker engine (or podman's API). Only the chosen one is built
+ * (the Kubernetes one reads its credentials when built).
  */
 @Module({
   providers: [
@@ -18,8 +21,25 @@ import { LocalRunPolicy } from './local-run-policy.js';
     CatalogueService,
     {
       provide: ComputeProvider,
-      inject: [PodRestSettings, LOGGER],
-      useFactory: async (settings: PodRestSettings, logger: Logger): Promise<ComputeProvider> => {
+      inject: [PodRestSettings, LOGGER, Bus],
+      useFactory: async (
+        settings: PodRestSettings,
+        logger: Logger,
+        bus: Bus,
+      ): Promise<ComputeProvider> => {
+        if (settings.computeProvider === 'docker') {
+          const { DockerComputeProvider } = await import('./docker/docker-compute-provider.js');
+          return new DockerComputeProvider(
+            {
+              ...settings.docker,
+              defaultGraceMs: settings.docker.stopGraceSeconds * 1000,
+              // Asked of the vault only when a private image is pulled; never stored or logged.
+              registryAuth: (ownerId, registryAuthId) =>
+                bus.request(VaultRpc.resolveRegistryAuth, { ownerId, registryAuthId }),
+            },
+            logger,
+          );
+        }
         if (settings.computeProvider === 'kubernetes') {
           const { KubernetesComputeProvider } =
             await import('./kubernetes/kubernetes-compute-provider.js');

@@ -73,6 +73,7 @@ export function workloadSpec(
         : {}),
     },
     labels: o.labels,
+    ...(pod.containerRegistryAuthId ? { registryAuthId: pod.containerRegistryAuthId } : {}),
   };
 }
 
