@@ -202,6 +202,8 @@ function podFromTemplate(
     volumeInGb: template.volumeInGb ?? 0,
     volumeMountPath: template.volumeMountPath || undefined,
     env: template.env ?? {},
+    // The provider that pulls the image (docker) asks the vault for these credentials.
+    containerRegistryAuthId: template.containerRegistryAuthId ?? undefined,
     lastStatusChange: statusChange.started(now),
     lastStartedAt: now,
   };

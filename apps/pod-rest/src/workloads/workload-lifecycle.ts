@@ -97,6 +97,22 @@ export class WorkloadLifecycle
       if (pod.computeRef && (await this.compute.status(pod.computeRef))) continue;
       await this.pods.update(pod.id, { exitedAt: new Date() });
     }
+    // Workloads the provider adopted (docker: containers of this server that outlived it) run on
+    // only while their Pod's current run wants them: the rest are orphans of a crash mid-start or
+    // mid-stop, and are stopped.
+    const adopted = (await this.compute.adoptedWorkloads()) ?? [];
+    await Promise.all(
+      adopted.map(async (ref) => {
+        const pod = await this.pods.findByComputeRef(ref);
+        if (pod && pod.desiredStatus === 'RUNNING' && !pod.deletedAt) return;
+        this.logger.info({ ref, podId: pod?.id }, 'stopping an orphaned workload');
+        await this.compute
+          .stop(ref)
+          .catch((err) =>
+            this.logger.warn({ ref, err: String(err) }, 'could not stop an orphaned workload'),
+          );
+      }),
+    );
   }
 
   /**
@@ -189,8 +205,9 @@ export class WorkloadLifecycle
       this.logger.error({ podId: pod.id, err: String(err) }, 'starting a workload failed');
       return fail('internal error', 'internal', err);
     }
-    // A local process runs once started; a Kubernetes Pod is still being scheduled.
-    const runs = this.compute.kind === 'local' || !!pod.endpointId;
+    // A local process runs once started; a Kubernetes Pod is still being scheduled, a docker one
+    // may be pulling its image (the handle says which).
+    const runs = handle.state === 'running' || this.compute.kind === 'local' || !!pod.endpointId;
     await this.pods.updateRun(
       pod.id,
       run.ref,
