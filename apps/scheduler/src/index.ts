@@ -1,5 +1,6 @@
 import type { ServiceDescriptor } from '@runplane/platform';
-import { SCHEDULER_MIGRATIONS, SchedulerModule } from './scheduler.module.js';
+import { SchedulerModule } from './scheduler.module.js';
+import { SCHEDULER_MIGRATIONS } from './store/store.module.js';
 
 export { SchedulerModule } from './scheduler.module.js';
 

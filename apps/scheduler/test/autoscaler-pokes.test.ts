@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it, jest } from '@jest/globals';
 import { SchedulerRpc } from '@runplane/contracts';
-import { JobQueriesRepository } from '../src/jobs/job-queries.repository.js';
+import { JobQueriesRepository } from '../src/store/job-queries.repository.js';
 import { OWNER, sleep, startHarness, until, type Harness } from './support.js';
 
 // Ticks come from pokes only here (the periodic tick is a minute away): what makes a poke run one.

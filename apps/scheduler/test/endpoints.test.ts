@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { ENDPOINT_DEFAULTS, PodRpc, SchedulerRpc, TemplateEvents } from '@runplane/contracts';
-import { EndpointsRepository } from '../src/endpoints/endpoints.repository.js';
+import { EndpointsRepository } from '../src/store/endpoints.repository.js';
 import { EndpointsService } from '../src/endpoints/endpoints.service.js';
 import { OTHER, OWNER, startHarness, until, type Harness } from './support.js';
 

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { SchedulerRpc } from '@runplane/contracts';
 import { JobChanges } from '../src/shared/job-changes.js';
-import { WorkersRepository } from '../src/workers/workers.repository.js';
+import { WorkersRepository } from '../src/store/workers.repository.js';
 import { OTHER, OWNER, sleep, startHarness, until, type Harness } from './support.js';
 
 /**

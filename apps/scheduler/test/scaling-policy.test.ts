@@ -6,7 +6,7 @@ import {
   type ScaleWorker,
 } from '../src/autoscaler/scaling-policy.js';
 import { gpuLabel, workerEnv } from '../src/autoscaler/worker-env.js';
-import { startBackoffMs } from '../src/workers/worker-liveness.service.js';
+import { startBackoffMs } from '../src/store/worker-rules.js';
 
 const config = (c: Partial<ScaleConfig> = {}): ScaleConfig => ({
   workersMin: 0,

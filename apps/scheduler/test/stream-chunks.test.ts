@@ -1,5 +1,5 @@
 import { describe, expect, it } from '@jest/globals';
-import { chunkBytes, splitStreamOutput } from '../src/jobs/stream-chunks.js';
+import { chunkBytes, splitStreamOutput } from '../src/store/stream-chunks.js';
 
 const MiB = 1024 * 1024;
 

@@ -1,6 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import { ANY_JOB, JobChanges } from '../shared/job-changes.js';
-import { EndpointsRepository, type EndpointRow } from './endpoints.repository.js';
+import { EndpointsRepository, type EndpointRow } from '../store/endpoints.repository.js';
 
 /**
  * Endpoint rows for the hot paths (every submission, take and result names its endpoint), kept

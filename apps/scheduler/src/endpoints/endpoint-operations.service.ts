@@ -8,7 +8,7 @@ import {
   type EndpointWorkerState,
 } from '@runplane/contracts';
 import type { Worker as WorkerRow } from '../generated/prisma/client.js';
-import { EndpointOperationsRepository } from './endpoint-operations.repository.js';
+import { EndpointOperationsRepository } from '../store/endpoint-operations.repository.js';
 import { EndpointsService } from './endpoints.service.js';
 
 /** An endpoint's workers and metrics, for its owner (another user's endpoint: 404). */

@@ -1,5 +1,5 @@
 import type { Endpoint, ScalerType } from '@runplane/contracts';
-import type { EndpointRow } from './endpoints.repository.js';
+import type { EndpointRow } from '../store/endpoints.repository.js';
 
 /** An endpoint row as REST v1 returns it (RunPod's "Endpoint"). */
 export function toEndpoint(row: EndpointRow): Endpoint {

@@ -15,10 +15,10 @@ import {
   type UpdateEndpointRequest,
 } from '@runplane/contracts';
 import { LOGGER, type Logger } from '@runplane/platform';
-import { JobControlRepository } from '../jobs/job-control.repository.js';
+import { JobControlRepository } from '../store/job-control.repository.js';
 import { JobChanges, ANY_JOB } from '../shared/job-changes.js';
 import { shortId } from '../shared/ids.js';
-import { WorkersRepository } from '../workers/workers.repository.js';
+import { WorkersRepository } from '../store/workers.repository.js';
 import { EndpointCache } from './endpoint-cache.js';
 import { WaitingReasons } from './waiting-reasons.js';
 import { toEndpoint } from './endpoint-view.js';
@@ -27,7 +27,7 @@ import {
   type EndpointChanges,
   type EndpointRow,
   type TemplateRelease,
-} from './endpoints.repository.js';
+} from '../store/endpoints.repository.js';
 
 /** Fields whose change needs workers started anew (a rolling release). */
 const RELEASE_FIELDS = [

@@ -1,8 +1,8 @@
 import { Injectable } from '@nestjs/common';
 import type { EndpointWaiting, WaitingReason } from '@runplane/contracts';
 import type { Worker as WorkerRow } from '../generated/prisma/client.js';
-import { EndpointOperationsRepository } from './endpoint-operations.repository.js';
-import type { EndpointRow } from './endpoints.repository.js';
+import { EndpointOperationsRepository } from '../store/endpoint-operations.repository.js';
+import type { EndpointRow } from '../store/endpoints.repository.js';
 
 const REFUSED = 'start refused:';
 const plural = (n: number, what: string) => `${n} ${what}${n === 1 ? '' : 's'}`;

@@ -23,14 +23,14 @@ import type { Prisma } from '../generated/prisma/client.js';
 import { EndpointsService } from '../endpoints/endpoints.service.js';
 import { SchedulerSettings } from '../settings.js';
 import { ANY_JOB, JobChanges } from '../shared/job-changes.js';
-import { WorkersRepository } from '../workers/workers.repository.js';
+import { WorkersRepository } from '../store/workers.repository.js';
 import { decodeCursor, encodeCursor } from './cursor.js';
-import { isGone, resultsExpired, toJobRecord } from './job-view.js';
-import { JobControlRepository } from './job-control.repository.js';
-import { JobDispatchRepository } from './job-dispatch.repository.js';
-import { JobIntakeRepository } from './job-intake.repository.js';
-import { JobQueriesRepository } from './job-queries.repository.js';
-import type { ClaimedJob, JobRow, JobState } from './job-rows.js';
+import { isGone, jobNotFound, resultsExpired, toJobRecord } from '../store/job-view.js';
+import { JobControlRepository } from '../store/job-control.repository.js';
+import { JobDispatchRepository } from '../store/job-dispatch.repository.js';
+import { JobIntakeRepository } from '../store/job-intake.repository.js';
+import { JobQueriesRepository } from '../store/job-queries.repository.js';
+import type { ClaimedJob, JobRow, JobState } from '../store/job-rows.js';
 
 /** The job lifecycle as clients drive it (through queue-api). The scheduler is the only writer of job state. */
 @Injectable()
@@ -328,10 +328,6 @@ export class JobsService {
     if (!row || isGone(row, now)) throw jobNotFound(request.jobId);
     return row;
   }
-}
-
-export function jobNotFound(jobId: string): RunplaneError {
-  return RunplaneError.notFound(`job ${jobId} not found`, 'JOB_NOT_FOUND');
 }
 
 /** A validated DTO instance as plain JSON (only the fields that were given), or undefined. */

@@ -3,67 +3,24 @@ import { Inject, Injectable, Optional, type OnModuleDestroy } from '@nestjs/comm
 import { Bus } from '@runplane/bus';
 import { SchedulerSignals, type JobChange, type JobChangedSignal } from '@runplane/contracts';
 import { LOGGER, ReadinessService, type Logger } from '@runplane/platform';
+import {
+  endpointKey,
+  jobKey,
+  stopsKey,
+  workerKey,
+  workKey,
+  type ChangeEffects,
+  type EndpointWaiters,
+  type HandOff,
+  type Waiter,
+} from './job-change-types.js';
+
+export type { ChangeEffects, HandOff } from './job-change-types.js';
 
 /** `jobId` of a change that concerns the whole endpoint (purge, sweeps, configuration): wakes all its waiters. */
 export const ANY_JOB = '*';
 /** Changes per signal message. */
 const SIGNAL_BATCH = 500;
-
-/** What a change means besides "this job changed": who else must look again. */
-export interface ChangeEffects {
-  /**
-   * The job's final state, as the statement that finished it returned it: handed to this
-   * replica's waiters of the job, which then need not read it again.
-   */
-  final?: unknown;
-  /** This many jobs became claimable (submitted, retried, requeued): wakes that many waiting job-takes. */
-  queued?: number;
-  /** Job-stop rows were written for the endpoint's workers: wakes its job-stop polls. */
-  stops?: boolean;
-  /** The change may call for more or fewer workers: the autoscaler listeners run. */
-  scaling?: boolean;
-}
-
-/** A held long poll. */
-interface Waiter {
-  /** Leaves its set of waiters (and its timer) without ending the poll: `handOff` resolves it later. */
-  detach: () => void;
-  /** Ends the poll with what the change carried (a final state, handed jobs), or nothing. */
-  resolve: (value?: unknown) => void;
-  /** `detach` and `resolve`. */
-  wake: (value?: unknown) => void;
-  /** job-take polls only: the worker asking. */
-  workerId?: string;
-}
-
-/**
- * The oldest waiting job-take of an endpoint, taken out of the waiters by `handOff`: its caller
- * must either `give` it jobs (assigned to `workerId` in the database) or `decline`, which wakes it
- * to claim jobs itself.
- */
-export interface HandOff<T> {
-  workerId: string;
-  give(jobs: T[]): void;
-  decline(): void;
-}
-
-/** The long polls held on one endpoint, by what they wait for. */
-interface EndpointWaiters {
-  /** job-take polls, oldest first: new work wakes as many of them as there are new jobs. */
-  takes: Set<Waiter>;
-  /** job-stop polls: woken when stops were written. */
-  stops: Set<Waiter>;
-  /** await / stream polls of one job. */
-  jobs: Map<string, Set<Waiter>>;
-}
-
-/** A key of `lastChange`: the endpoint as a whole, its queued work, its stops, or one job. */
-const endpointKey = (endpointId: string) => `e\u0000${endpointId}`;
-const workKey = (endpointId: string) => `w\u0000${endpointId}`;
-const stopsKey = (endpointId: string) => `s\u0000${endpointId}`;
-const jobKey = (jobId: string) => `j\u0000${jobId}`;
-/** A key of `idleClaims`. */
-const workerKey = (endpointId: string, workerId: string) => `${endpointId}\u0000${workerId}`;
 
 /**
  * Wake-ups of long polls (await, stream, take, stop). Every change is announced here: it wakes

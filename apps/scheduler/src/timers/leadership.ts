@@ -1,7 +1,8 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { LOGGER, type Logger } from '@runplane/platform';
 import { randomUUID } from 'node:crypto';
-import { LeaseRepository } from './lease.repository.js';
+import type { SchedulerSettings } from '../settings.js';
+import { LeaseRepository } from '../store/lease.repository.js';
 
 const LEASE = 'scheduler-loops';
 
@@ -48,4 +49,9 @@ export class Leadership {
     if (this.leading) await this.leases.release(LEASE, this.holder).catch(() => {});
     this.leading = false;
   }
+}
+
+/** Another replica takes over the loops after this long without renewal. */
+export function leaseTtl(settings: SchedulerSettings): number {
+  return Math.max(5000, 5 * Math.max(settings.sweepIntervalMs, settings.autoscaleIntervalMs));
 }

@@ -5,16 +5,16 @@ import {
   type OnModuleDestroy,
 } from '@nestjs/common';
 import { LOGGER, type Logger } from '@runplane/platform';
-import { EndpointsRepository } from '../endpoints/endpoints.repository.js';
-import type { ChangedJob } from '../jobs/job-rows.js';
-import { BULK_LIMIT } from '../jobs/job-rules.js';
-import { JobTimersRepository } from '../jobs/job-timers.repository.js';
+import { EndpointsRepository } from '../store/endpoints.repository.js';
+import type { ChangedJob } from '../store/job-rows.js';
+import { BULK_LIMIT } from '../store/job-rules.js';
+import { JobTimersRepository } from '../store/job-timers.repository.js';
 import { SchedulerSettings } from '../settings.js';
 import { JobChanges } from '../shared/job-changes.js';
 import { WorkerKeys } from '../workers/worker-keys.js';
 import { WorkerLiveness } from '../workers/worker-liveness.service.js';
-import { WorkersRepository } from '../workers/workers.repository.js';
-import { Leadership } from './leadership.js';
+import { WorkersRepository } from '../store/workers.repository.js';
+import { Leadership, leaseTtl } from './leadership.js';
 
 const CLEANUP_EVERY_MS = 60_000;
 /** External workers silent this long are forgotten (they stop counting as unhealthy in /health). */
@@ -119,9 +119,4 @@ export class Sweeper implements OnApplicationBootstrap, OnModuleDestroy {
       if (changed.length < BULK_LIMIT) return;
     }
   }
-}
-
-/** Another replica takes over the loops after this long without renewal. */
-export function leaseTtl(settings: SchedulerSettings): number {
-  return Math.max(5000, 5 * Math.max(settings.sweepIntervalMs, settings.autoscaleIntervalMs));
 }

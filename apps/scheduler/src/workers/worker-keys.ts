@@ -2,7 +2,7 @@ import { Inject, Injectable } from '@nestjs/common';
 import { Bus } from '@runplane/bus';
 import { VaultRpc } from '@runplane/contracts';
 import { LOGGER, type Logger } from '@runplane/platform';
-import { WorkersRepository } from './workers.repository.js';
+import { WorkersRepository } from '../store/workers.repository.js';
 
 /**
  * The keys of managed workers (their RUNPOD_AI_API_KEY), minted by the vault for one worker id

@@ -1,15 +1,11 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { LOGGER, type Logger } from '@runplane/platform';
-import { EndpointsRepository } from '../endpoints/endpoints.repository.js';
-import type { Requeued } from '../jobs/job-rows.js';
-import { JobTimersRepository } from '../jobs/job-timers.repository.js';
+import { EndpointsRepository } from '../store/endpoints.repository.js';
+import type { Requeued } from '../store/job-rows.js';
+import { JobTimersRepository } from '../store/job-timers.repository.js';
 import { ANY_JOB, JobChanges } from '../shared/job-changes.js';
-import type { LostWorker } from './workers.repository.js';
-
-/** Exponential back-off between failed worker starts of one endpoint: 2 s, 4 s, ... 5 min. */
-export function startBackoffMs(failures: number): number {
-  return Math.min(300_000, 1000 * 2 ** Math.max(1, Math.min(failures, 20)));
-}
+import { startBackoffMs } from '../store/worker-rules.js';
+import type { LostWorker } from '../store/workers.repository.js';
 
 /** What happens when a worker is found dead (silent, failed its checks, stopped). */
 @Injectable()

@@ -11,25 +11,24 @@ import {
   type TakeJobsRequest,
   type TakeJobsResponse,
   type WorkerExitedSignal,
-  type WorkerJob,
   type WorkerRequest,
 } from '@runplane/contracts';
 import { LOGGER, type Logger } from '@runplane/platform';
-import { EndpointsRepository, type EndpointRow } from '../endpoints/endpoints.repository.js';
+import { EndpointsRepository, type EndpointRow } from '../store/endpoints.repository.js';
 import { EndpointsService } from '../endpoints/endpoints.service.js';
-import { isGone } from '../jobs/job-view.js';
-import { jobNotFound } from '../jobs/jobs.service.js';
-import { JobDispatchRepository } from '../jobs/job-dispatch.repository.js';
-import { JobIntakeRepository } from '../jobs/job-intake.repository.js';
-import { JobResultsRepository } from '../jobs/job-results.repository.js';
-import type { ClaimedJob, JobState } from '../jobs/job-rows.js';
-import { isWorkerLeaving } from '../jobs/job-rules.js';
-import { JobStopsRepository } from '../jobs/job-stops.repository.js';
-import { splitStreamOutput } from '../jobs/stream-chunks.js';
+import { isGone, jobNotFound } from '../store/job-view.js';
+import { JobDispatchRepository } from '../store/job-dispatch.repository.js';
+import { JobIntakeRepository } from '../store/job-intake.repository.js';
+import { JobResultsRepository } from '../store/job-results.repository.js';
+import type { ClaimedJob, JobState } from '../store/job-rows.js';
+import { isWorkerLeaving } from '../store/job-rules.js';
+import { JobStopsRepository } from '../store/job-stops.repository.js';
+import { splitStreamOutput } from '../store/stream-chunks.js';
 import { SchedulerSettings } from '../settings.js';
 import { ANY_JOB, JobChanges } from '../shared/job-changes.js';
+import { errorString, exitedWith, isError, toWorkerJob } from './worker-messages.js';
 import { WorkerLiveness } from './worker-liveness.service.js';
-import { WorkersRepository, type SeenWorker } from './workers.repository.js';
+import { WorkersRepository, type SeenWorker } from '../store/workers.repository.js';
 
 /**
  * The worker side of the queue: workers pull jobs (job-take), report
@@ -385,26 +384,4 @@ export class WorkerProtocolService {
   }
 }
 
-const exitedWith = (code: number | null) =>
-  code === null ? 'worker exited' : `worker exited (exit code ${code})`;
-
 const key = (endpointId: string, workerId: string) => `${endpointId}\u0000${workerId}`;
-
-/** `{id, input}` plus webhook / s3Config / policy when the request had them. */
-export function toWorkerJob(job: ClaimedJob): WorkerJob {
-  const out: WorkerJob = { id: job.id, input: job.input as Record<string, unknown> };
-  if (job.webhook) out.webhook = job.webhook;
-  if (job.s3Config !== null) out.s3Config = job.s3Config as Record<string, unknown>;
-  if (job.policy !== null) out.policy = job.policy as Record<string, unknown>;
-  return out;
-}
-
-/** runpod-python only sends `error` when the handler's error is truthy. */
-function isError(error: unknown): boolean {
-  return error !== undefined && error !== null && error !== false && error !== '';
-}
-
-/** `error` is always a string in records: non-strings are kept as their JSON. */
-function errorString(error: unknown): string {
-  return typeof error === 'string' ? error : JSON.stringify(error);
-}

@@ -1,7 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import type { JobEvent, JobEventType, JobStatus } from '@runplane/contracts';
 import { Prisma, PrismaClient } from '../generated/prisma/client.js';
-import { SchedulerTables } from '../shared/sql.js';
+import { SchedulerTables } from './scheduler-tables.js';
 import { at, type HealthCounts, type QueueStats } from './job-rows.js';
 
 /** Reads over many jobs: lists, counts, queue statistics, a job's history. */

@@ -1,7 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { GroupCommit } from '@runplane/database';
 import { Prisma, PrismaClient } from '../generated/prisma/client.js';
-import { SchedulerTables } from '../shared/sql.js';
+import { SchedulerTables } from './scheduler-tables.js';
 import { JobFinalization } from './job-finalization.js';
 import {
   at,

@@ -1,6 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import { Prisma, PrismaClient } from '../generated/prisma/client.js';
-import { SchedulerTables } from '../shared/sql.js';
+import { SchedulerTables } from './scheduler-tables.js';
 import { JobFinalization } from './job-finalization.js';
 import { at, type ChangedJob } from './job-rows.js';
 import { BULK_LIMIT } from './job-rules.js';

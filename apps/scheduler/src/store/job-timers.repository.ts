@@ -1,7 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { Prisma, PrismaClient } from '../generated/prisma/client.js';
 import { SchedulerSettings } from '../settings.js';
-import { SchedulerTables } from '../shared/sql.js';
+import { SchedulerTables } from './scheduler-tables.js';
 import { JobFinalization } from './job-finalization.js';
 import { at, type ChangedJob, type Requeued } from './job-rows.js';
 import { BULK_LIMIT, BULK_TX, heldBySql, RESULT_RETENTION_SQL } from './job-rules.js';

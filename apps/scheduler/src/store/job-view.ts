@@ -1,4 +1,4 @@
-import { isFinalStatus, type JobRecord } from '@runplane/contracts';
+import { isFinalStatus, RunplaneError, type JobRecord } from '@runplane/contracts';
 import type { JobState } from './job-rows.js';
 
 /** Deleted by its TTL (a tombstone, or expired and not yet swept): the job is "not found". */
@@ -31,4 +31,9 @@ export function toJobRecord(job: JobState, now = new Date()): JobRecord {
   record.retries = job.retries;
   if (job.workerId) record.workerId = job.workerId;
   return record;
+}
+
+/** The 404 of a job that is not there (or is another user's, or gone). */
+export function jobNotFound(jobId: string): RunplaneError {
+  return RunplaneError.notFound(`job ${jobId} not found`, 'JOB_NOT_FOUND');
 }

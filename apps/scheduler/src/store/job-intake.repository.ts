@@ -2,7 +2,7 @@ import { Injectable } from '@nestjs/common';
 import { GroupCommit } from '@runplane/database';
 import { Prisma, PrismaClient } from '../generated/prisma/client.js';
 import { SchedulerMetrics } from '../metrics/scheduler-metrics.js';
-import { SchedulerTables } from '../shared/sql.js';
+import { SchedulerTables } from './scheduler-tables.js';
 import {
   at,
   jsonParam,

@@ -1,7 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { Prisma, PrismaClient } from '../generated/prisma/client.js';
 import { SchedulerMetrics } from '../metrics/scheduler-metrics.js';
-import { SchedulerTables } from '../shared/sql.js';
+import { SchedulerTables } from './scheduler-tables.js';
 import { at, jsonParam, toJson, type ClaimedJob } from './job-rows.js';
 import { heldBySql, heldByWhere, workerLeavingSql } from './job-rules.js';
 

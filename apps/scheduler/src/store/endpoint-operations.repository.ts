@@ -1,7 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import type { DurationPercentiles, EndpointMetrics } from '@runplane/contracts';
 import { PrismaClient, type Worker as WorkerRow } from '../generated/prisma/client.js';
-import { SchedulerTables } from '../shared/sql.js';
+import { SchedulerTables } from './scheduler-tables.js';
 
 const ts = (d: Date) => d.toISOString();
 /** A duration between two timestamp columns in whole ms. */

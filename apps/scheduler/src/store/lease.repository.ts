@@ -1,6 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import { PrismaClient } from '../generated/prisma/client.js';
-import { SchedulerTables } from '../shared/sql.js';
+import { SchedulerTables } from './scheduler-tables.js';
 
 const ts = (d: Date) => d.toISOString();
 

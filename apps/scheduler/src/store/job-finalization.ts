@@ -2,7 +2,7 @@ import { Injectable } from '@nestjs/common';
 import { OutboxRelay, type NewOutboxRow } from '@runplane/database';
 import { Prisma, PrismaClient } from '../generated/prisma/client.js';
 import { SchedulerMetrics } from '../metrics/scheduler-metrics.js';
-import { SchedulerTables } from '../shared/sql.js';
+import { SchedulerTables } from './scheduler-tables.js';
 import { jobFinishedOutboxRow } from './job-finished.js';
 import { at, type ChangedJob, type JobRow, type StopReason } from './job-rows.js';
 import { BULK_LIMIT, BULK_TX, RESULT_RETENTION_SQL } from './job-rules.js';
