@@ -22,7 +22,7 @@ import {
 import type { Prisma } from '../generated/prisma/client.js';
 import { EndpointsService } from '../endpoints/endpoints.service.js';
 import { SchedulerSettings } from '../settings.js';
-import { ANY_JOB, JobChanges } from '../shared/job-changes.js';
+import { JobChanges } from '../shared/job-changes.js';
 import { WorkersRepository } from '../store/workers.repository.js';
 import { decodeCursor, encodeCursor } from './cursor.js';
 import { isGone, jobNotFound, resultsExpired, toJobRecord } from '../store/job-view.js';
@@ -80,9 +80,6 @@ export class JobsService {
       );
       handed = created && row.workerId !== null;
       if (handed) taker!.give([row]);
-      // Queued: one waiting taker looks for it, and the autoscaler; handed over: only the autoscaler.
-      if (created)
-        this.changes.changed(row.endpointId, row.id, { queued: handed ? 0 : 1, scaling: true });
       return { row, created };
     } finally {
       if (!handed) taker?.decline();
@@ -212,10 +209,7 @@ export class JobsService {
         );
       }
       const cancelled = await this.control.cancel(row.id, now);
-      if (cancelled) {
-        this.changes.changed(row.endpointId, row.id, { stops: cancelled.workerId !== null }); // a running job's worker hears on job-stop
-        return { id: row.id, status: 'CANCELLED' };
-      }
+      if (cancelled) return { id: row.id, status: 'CANCELLED' };
       // It moved between the read and the update (finished, requeued, ...): decide again.
       if (attempt >= 3)
         throw RunplaneError.conflict(
@@ -229,10 +223,7 @@ export class JobsService {
   async retry(request: JobScopedRequest): Promise<JobAccepted> {
     const now = new Date();
     const row = await this.visible(request, now);
-    if (await this.control.retry(row.id, now)) {
-      this.changes.changed(row.endpointId, row.id, { queued: 1, scaling: true });
-      return { id: row.id, status: 'IN_QUEUE' };
-    }
+    if (await this.control.retry(row, now)) return { id: row.id, status: 'IN_QUEUE' };
     const latest = (await this.intake.find(row.id)) ?? row;
     if (latest.status !== 'FAILED' && latest.status !== 'TIMED_OUT') {
       throw RunplaneError.conflict(
@@ -261,7 +252,6 @@ export class JobsService {
   async purge(request: EndpointScopedRequest): Promise<PurgeResponse> {
     await this.endpoints.requireOwned(request.ownerId, request.endpointId);
     const removed = await this.control.purgeQueued(request.endpointId);
-    if (removed) this.changes.changed(request.endpointId, ANY_JOB);
     return { removed, status: 'completed' };
   }
 

@@ -82,26 +82,28 @@ export class JobChanges implements OnModuleDestroy {
 
   /**
    * Announces changed jobs, one by one or per endpoint when there are many: jobs that `ended`
-   * (timed out, expired) concern their awaiters and their workers' job-stop polls; jobs `requeued`
-   * away from a worker also wake as many job-takes, and the autoscaler.
+   * (cancelled, timed out, expired) concern their awaiters and, when one held them (`workerId`),
+   * that worker's job-stop poll; jobs `requeued` away from a worker also wake as many job-takes, and
+   * the autoscaler.
    */
-  announce(jobs: Array<{ id: string; endpointId: string }>, how: 'ended' | 'requeued'): void {
-    const byEndpoint = new Map<string, string[]>();
-    for (const j of jobs) {
-      const ids = byEndpoint.get(j.endpointId);
-      if (ids) ids.push(j.id);
-      else byEndpoint.set(j.endpointId, [j.id]);
-    }
+  announce(
+    jobs: Array<{ id: string; endpointId: string; workerId?: string | null }>,
+    how: 'ended' | 'requeued',
+  ): void {
+    const byEndpoint = new Map<string, Array<{ id: string; stops: boolean }>>();
     const requeued = how === 'requeued';
-    for (const [endpointId, ids] of byEndpoint) {
-      if (ids.length > 20) this.changed(endpointId, ANY_JOB, { scaling: requeued });
+    for (const j of jobs) {
+      // A requeued job's stop went to the worker that lost it (its row no longer names one).
+      const job = { id: j.id, stops: requeued || j.workerId !== null };
+      const list = byEndpoint.get(j.endpointId);
+      if (list) list.push(job);
+      else byEndpoint.set(j.endpointId, [job]);
+    }
+    for (const [endpointId, list] of byEndpoint) {
+      if (list.length > 20) this.changed(endpointId, ANY_JOB, { scaling: requeued });
       else
-        for (const id of ids)
-          this.changed(endpointId, id, {
-            stops: true,
-            queued: requeued ? 1 : 0,
-            scaling: requeued,
-          });
+        for (const { id, stops } of list)
+          this.changed(endpointId, id, { stops, queued: requeued ? 1 : 0, scaling: requeued });
     }
   }
 

@@ -1,15 +1,25 @@
 import { Injectable } from '@nestjs/common';
-import {
-  PrismaClient,
-  type Endpoint as EndpointRow,
-  type Prisma,
-} from '../generated/prisma/client.js';
+import type { GpuShortage } from '@runplane/contracts';
+import { Prisma, PrismaClient, type Endpoint as EndpointRow } from '../generated/prisma/client.js';
 
 export type { EndpointRow };
 
+/** A worker start pod-rest answered with a GPU shortage, and when (ISO 8601). */
+export interface RecordedGpuShortage extends GpuShortage {
+  at: string;
+}
+
+/** The endpoint's recorded shortage, or null (the column is JSON). */
+export function gpuShortageOf(e: Pick<EndpointRow, 'gpuShortage'>): RecordedGpuShortage | null {
+  const v = e.gpuShortage as Partial<RecordedGpuShortage> | null;
+  return v && typeof v.needed === 'number' && typeof v.total === 'number'
+    ? (v as RecordedGpuShortage)
+    : null;
+}
+
 export type NewEndpoint = Omit<
   Prisma.EndpointCreateInput,
-  'createdAt' | 'version' | 'startFailures' | 'startBackoffUntil'
+  'createdAt' | 'version' | 'startFailures' | 'startBackoffUntil' | 'gpuShortage'
 >;
 /** A template change: its owner's endpoints follow it; `revision` is the one the change made. */
 export interface TemplateRelease {
@@ -20,7 +30,7 @@ export interface TemplateRelease {
 
 export type EndpointChanges = Omit<
   Prisma.EndpointUpdateInput,
-  'id' | 'ownerId' | 'version' | 'createdAt' | 'startFailures' | 'startBackoffUntil'
+  'id' | 'ownerId' | 'version' | 'createdAt' | 'startFailures' | 'startBackoffUntil' | 'gpuShortage'
 >;
 
 /** Data access of endpoints; the only code that knows the Endpoint table. */
@@ -133,6 +143,14 @@ export class EndpointsRepository {
     await this.db.endpoint.updateMany({
       where: { id },
       data: { startBackoffUntil: new Date(now.getTime() + backoff(row.startFailures)) },
+    });
+  }
+
+  /** pod-rest's last GPU shortage for a worker start (null: a start got its GPUs). */
+  async recordGpuShortage(id: string, shortage: RecordedGpuShortage | null): Promise<void> {
+    await this.db.endpoint.updateMany({
+      where: shortage ? { id } : { id, gpuShortage: { not: Prisma.DbNull } },
+      data: { gpuShortage: shortage ? { ...shortage } : Prisma.DbNull },
     });
   }
 

@@ -1,7 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { Prisma, PrismaClient } from '../generated/prisma/client.js';
 import { SchedulerTables } from './scheduler-tables.js';
-import { JobFinalization } from './job-finalization.js';
+import { JobEffects } from './job-effects.js';
 import { at, type ChangedJob } from './job-rows.js';
 import { BULK_LIMIT } from './job-rules.js';
 
@@ -11,7 +11,7 @@ export class JobControlRepository {
   constructor(
     private readonly db: PrismaClient,
     private readonly t: SchedulerTables,
-    private readonly finalization: JobFinalization,
+    private readonly effects: JobEffects,
   ) {}
 
   /**
@@ -19,7 +19,7 @@ export class JobControlRepository {
    * Returns the job when this call cancelled it.
    */
   async cancel(id: string, now: Date): Promise<ChangedJob | null> {
-    const [row] = await this.finalization.finalizeWhere(
+    const [row] = await this.effects.finalizeWhere(
       Prisma.sql`id = ${id} AND status IN ('IN_QUEUE', 'IN_PROGRESS') AND "deletedAt" IS NULL`,
       'CANCELLED',
       'cancelled',
@@ -32,7 +32,7 @@ export class JobControlRepository {
    * FAILED / TIMED_OUT with results still kept → IN_QUEUE under the same id, previous result and
    * stream removed, `retries` + 1. Returns false when the job is not in such a state.
    */
-  async retry(id: string, now: Date): Promise<boolean> {
+  async retry({ id, endpointId }: { id: string; endpointId: string }, now: Date): Promise<boolean> {
     const { job, chunk, event } = this.t.sql;
     const rows = await this.db.$queryRaw<Array<{ id: string }>>(Prisma.sql`
       WITH retried AS (
@@ -44,6 +44,7 @@ export class JobControlRepository {
       ), old_chunks AS (DELETE FROM ${chunk} c USING retried r WHERE c."jobId" = r.id),
       events AS (INSERT INTO ${event} ("jobId", at, type) SELECT id, ${at(now)}::timestamp(3), 'RETRIED' FROM retried)
       SELECT id FROM retried`);
+    if (rows.length) this.effects.requeued(endpointId, id);
     return rows.length > 0;
   }
 
@@ -52,6 +53,7 @@ export class JobControlRepository {
     const { count } = await this.db.job.deleteMany({
       where: { endpointId, status: 'IN_QUEUE', deletedAt: null },
     });
+    if (count) this.effects.updated(endpointId);
     return count;
   }
 
@@ -60,7 +62,7 @@ export class JobControlRepository {
     await this.db.job.deleteMany({ where: { endpointId, status: 'IN_QUEUE' } });
     const cancelled: ChangedJob[] = [];
     for (;;) {
-      const batch = await this.finalization.finalizeWhere(
+      const batch = await this.effects.finalizeWhere(
         Prisma.sql`"endpointId" = ${endpointId} AND status = 'IN_PROGRESS' AND "deletedAt" IS NULL`,
         'CANCELLED',
         'endpoint-deleted',

@@ -1,6 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import { Prisma, PrismaClient } from '../generated/prisma/client.js';
-import { SchedulerMetrics } from '../metrics/scheduler-metrics.js';
+import { JobEffects } from './job-effects.js';
 import { SchedulerTables } from './scheduler-tables.js';
 import { at, jsonParam, toJson, type ClaimedJob } from './job-rows.js';
 import { heldBySql, heldByWhere, workerLeavingSql } from './job-rules.js';
@@ -17,7 +17,7 @@ export class JobDispatchRepository {
   constructor(
     private readonly db: PrismaClient,
     private readonly t: SchedulerTables,
-    private readonly metrics: SchedulerMetrics,
+    private readonly effects: JobEffects,
   ) {}
 
   /**
@@ -61,7 +61,7 @@ export class JobDispatchRepository {
         INSERT INTO ${event} ("jobId", at, type, "workerId") SELECT id, ${at(now)}::timestamp(3), 'TAKEN', ${workerId} FROM claimed
       )
       SELECT * FROM claimed`);
-    this.metrics.taken(rows, now);
+    this.effects.taken(rows, now);
     return rows.sort(
       (a, b) =>
         Number(a.lowPriority) - Number(b.lowPriority) ||
@@ -89,6 +89,7 @@ export class JobDispatchRepository {
         SELECT id, ${at(now)}::timestamp(3), 'REQUEUED', ${workerId}, 'given back: the job-take answer never reached the worker' FROM released
       )
       SELECT id FROM released`);
+    this.effects.requeued(endpointId, undefined, rows.length);
     return rows.length;
   }
 
@@ -116,6 +117,7 @@ export class JobDispatchRepository {
           AND e.at > ${at(now)}::timestamp(3) - ${PROGRESS_EVENT_EVERY_MS} * interval '1 millisecond')
       )
       SELECT id FROM updated`);
+    if (rows.length) this.effects.updated(endpointId, id);
     return rows.length > 0;
   }
 
@@ -130,7 +132,7 @@ export class JobDispatchRepository {
     outputs: unknown[],
     now: Date,
   ): Promise<boolean> {
-    return this.db.$transaction(async (tx) => {
+    const appended = await this.db.$transaction(async (tx) => {
       const { count } = await tx.job.updateMany({
         where: heldByWhere(endpointId, workerId, id),
         data: { streamSeq: { increment: outputs.length } },
@@ -151,6 +153,8 @@ export class JobDispatchRepository {
       });
       return true;
     });
+    if (appended) this.effects.updated(endpointId, id);
+    return appended;
   }
 
   /** Returns the chunks not returned before, in order, and marks them delivered (each once). */

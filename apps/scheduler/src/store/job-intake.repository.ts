@@ -1,7 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { GroupCommit } from '@runplane/database';
 import { Prisma, PrismaClient } from '../generated/prisma/client.js';
-import { SchedulerMetrics } from '../metrics/scheduler-metrics.js';
+import { JobEffects } from './job-effects.js';
 import { SchedulerTables } from './scheduler-tables.js';
 import {
   at,
@@ -33,7 +33,7 @@ export class JobIntakeRepository {
   constructor(
     private readonly db: PrismaClient,
     private readonly t: SchedulerTables,
-    private readonly metrics: SchedulerMetrics,
+    private readonly effects: JobEffects,
   ) {}
 
   /** Inserts the job; a second insert of the same id (a retried submission) returns the stored one. */
@@ -115,11 +115,10 @@ export class JobIntakeRepository {
         (r) => [r.id, r],
       ),
     );
-    return rows.map((row, i) => {
+    const results = rows.map((row, i) => {
       if (created[i]) {
         const workerId = fresh.get(row.id) ?? null;
-        this.metrics.submitted();
-        if (workerId) {
+        if (workerId)
           Object.assign(row, {
             status: 'IN_PROGRESS',
             workerId,
@@ -127,14 +126,14 @@ export class JobIntakeRepository {
             attempts: 1,
             timeoutAt: new Date(row.createdAt.getTime() + row.executionTimeoutMs),
           });
-          this.metrics.taken([row], row.createdAt);
-        }
         return { row, created: true };
       }
       const stored = existing.get(row.id);
       if (!stored) throw new Error(`job ${row.id} conflicted on insert but cannot be read`);
       return { row: stored, created: false };
     });
+    this.effects.submitted(results.filter((r) => r.created).map((r) => r.row));
+    return results;
   }
 
   private async readBatch(ids: string[]): Promise<Array<JobState | null>> {

@@ -2,7 +2,7 @@ import { Injectable } from '@nestjs/common';
 import { GroupCommit } from '@runplane/database';
 import { Prisma, PrismaClient } from '../generated/prisma/client.js';
 import { SchedulerTables } from './scheduler-tables.js';
-import { JobFinalization } from './job-finalization.js';
+import { JobEffects } from './job-effects.js';
 import {
   at,
   jobStateColumns,
@@ -40,7 +40,7 @@ export class JobResultsRepository {
   constructor(
     private readonly db: PrismaClient,
     private readonly t: SchedulerTables,
-    private readonly finalization: JobFinalization,
+    private readonly effects: JobEffects,
   ) {}
 
   /**
@@ -71,12 +71,13 @@ export class JobResultsRepository {
       });
       if (!row) return null;
       await tx.jobEvent.create({ data: { jobId: job.id, at: now, type: result.status, workerId } });
-      const announced = hasWebhook && (await this.finalization.announce(tx, [row as JobRow], now));
+      const announced = hasWebhook && (await this.effects.announce(tx, [row as JobRow], now));
       return { row, announced };
     }, BULK_TX);
     if (!finished) return null;
-    this.finalization.finished(result.status, [finished.row], now, finished.announced);
+    this.effects.finished(result.status, [finished.row], now, finished.announced);
     const { input: _input, s3Config: _s3, policy: _policy, ...state } = finished.row as JobRow;
+    this.effects.finishedByWorker(state);
     return state;
   }
 
@@ -126,12 +127,13 @@ export class JobResultsRepository {
       SELECT * FROM finished`);
     const finished = new Map(rows.map((r) => [r.id, r]));
     for (const status of ['COMPLETED', 'FAILED'] as const)
-      this.finalization.finished(
+      this.effects.finished(
         status,
         rows.filter((r) => r.status === status),
         now,
         false,
       );
+    for (const row of rows) this.effects.finishedByWorker(row);
     return items.map((item) =>
       first.get(item.id) === item ? (finished.get(item.id) ?? null) : null,
     );

@@ -1,5 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import { Prisma, PrismaClient } from '../generated/prisma/client.js';
+import { JobEffects } from './job-effects.js';
 import { SchedulerTables } from './scheduler-tables.js';
 import { at } from './job-rows.js';
 import { heldBySql } from './job-rules.js';
@@ -13,6 +14,7 @@ export class JobStopsRepository {
   constructor(
     private readonly db: PrismaClient,
     private readonly t: SchedulerTables,
+    private readonly effects: JobEffects,
   ) {}
 
   /** Takes the stops waiting for this worker; each is handed out once. */
@@ -45,6 +47,7 @@ export class JobStopsRepository {
       ON CONFLICT ("jobId", "workerId") DO UPDATE SET "deliveredAt" = NULL
         WHERE s."deliveredAt" < ${at(redeliverBefore)}::timestamp(3)
       RETURNING "jobId"`);
+    if (rows.length) this.effects.stopsWritten(endpointId);
     return rows.length;
   }
 }

@@ -2,7 +2,7 @@ import { Injectable } from '@nestjs/common';
 import { Prisma, PrismaClient } from '../generated/prisma/client.js';
 import { SchedulerSettings } from '../settings.js';
 import { SchedulerTables } from './scheduler-tables.js';
-import { JobFinalization } from './job-finalization.js';
+import { JobEffects } from './job-effects.js';
 import { at, type ChangedJob, type Requeued } from './job-rows.js';
 import { BULK_LIMIT, BULK_TX, heldBySql, RESULT_RETENTION_SQL } from './job-rules.js';
 
@@ -16,13 +16,13 @@ export class JobTimersRepository {
   constructor(
     private readonly db: PrismaClient,
     private readonly t: SchedulerTables,
-    private readonly finalization: JobFinalization,
+    private readonly effects: JobEffects,
     private readonly settings: SchedulerSettings,
   ) {}
 
   /** IN_PROGRESS past its execution timeout → TIMED_OUT, worker told to stop. */
   timeOut(now: Date): Promise<ChangedJob[]> {
-    return this.finalization.finalizeWhere(
+    return this.effects.finalizeWhere(
       Prisma.sql`status = 'IN_PROGRESS' AND "timeoutAt" <= ${at(now)}::timestamp(3) AND "deletedAt" IS NULL`,
       'TIMED_OUT',
       'timed-out',
@@ -34,9 +34,9 @@ export class JobTimersRepository {
    * TTL elapsed → the job is deleted: a tombstone (404 everywhere) whose worker is told to stop and
    * whose late result is dropped quietly.
    */
-  expire(now: Date): Promise<ChangedJob[]> {
+  async expire(now: Date): Promise<ChangedJob[]> {
     const { job, stop, event } = this.t.sql;
-    return this.db.$queryRaw<ChangedJob[]>(Prisma.sql`
+    const expired = await this.db.$queryRaw<ChangedJob[]>(Prisma.sql`
       WITH expired AS (
         UPDATE ${job} SET "deletedAt" = ${at(now)}::timestamp(3), output = NULL, error = NULL, "timeoutAt" = NULL
         WHERE id = ANY(ARRAY(SELECT id FROM ${job} WHERE "expiresAt" <= ${at(now)}::timestamp(3) AND "deletedAt" IS NULL
@@ -54,6 +54,8 @@ export class JobTimersRepository {
         ORDER BY x.id, e.n
       )
       SELECT id, "endpointId", CASE WHEN status = 'IN_PROGRESS' THEN "workerId" END AS "workerId" FROM expired`);
+    this.effects.ended(expired);
+    return expired;
   }
 
   /**
@@ -128,15 +130,17 @@ export class JobTimersRepository {
       )
       SELECT id, "endpointId", NULL AS "workerId", failed, hooked, "startedAt" FROM lost`);
       const hooked = rows.filter((r) => r.failed && r.hooked).map((r) => r.id);
-      return { rows, announced: await this.finalization.announceIds(tx, hooked, now) };
+      return { rows, announced: await this.effects.announceIds(tx, hooked, now) };
     }, BULK_TX);
     const failed = rows.filter((r) => r.failed);
-    this.finalization.finished('FAILED', failed, now, announced);
+    this.effects.finished('FAILED', failed, now, announced);
     const changed = ({ id, endpointId: e }: ChangedJob) => ({ id, endpointId: e, workerId: null });
-    return {
+    const result = {
       requeued: rows.filter((r) => !r.failed).map(changed),
       failed: failed.map(changed),
     };
+    this.effects.lost(result.requeued, result.failed);
+    return result;
   }
 
   /** Forgets tombstones and delivered stops after an hour, undelivered stops after a day. */

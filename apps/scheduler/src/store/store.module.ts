@@ -10,7 +10,7 @@ import { EndpointOperationsRepository } from './endpoint-operations.repository.j
 import { EndpointsRepository } from './endpoints.repository.js';
 import { JobControlRepository } from './job-control.repository.js';
 import { JobDispatchRepository } from './job-dispatch.repository.js';
-import { JobFinalization } from './job-finalization.js';
+import { JobEffects } from './job-effects.js';
 import { JobIntakeRepository } from './job-intake.repository.js';
 import { JobQueriesRepository } from './job-queries.repository.js';
 import { JobResultsRepository } from './job-results.repository.js';
@@ -55,7 +55,7 @@ const REPOSITORIES = [
   providers: [
     SchedulerTables,
     SchedulerMetrics,
-    JobFinalization,
+    JobEffects,
     ...REPOSITORIES,
     outboxRelayProvider({
       service: 'scheduler',

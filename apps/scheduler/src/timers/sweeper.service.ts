@@ -114,7 +114,6 @@ export class Sweeper implements OnApplicationBootstrap, OnModuleDestroy {
           { jobs: changed.map((j) => j.id).slice(0, 20), count: changed.length },
           message,
         );
-        this.changes.announce(changed, 'ended');
       }
       if (changed.length < BULK_LIMIT) return;
     }

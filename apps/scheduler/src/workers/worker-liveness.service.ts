@@ -54,9 +54,6 @@ export class WorkerLiveness {
     reason: string,
     unreported?: { reported: string[]; startedBefore: Date },
   ): Promise<Requeued> {
-    const result = await this.jobs.requeueFromWorker(endpointId, workerId, now, reason, unreported);
-    this.changes.announce(result.requeued, 'requeued');
-    this.changes.announce(result.failed, 'ended');
-    return result;
+    return this.jobs.requeueFromWorker(endpointId, workerId, now, reason, unreported);
   }
 }

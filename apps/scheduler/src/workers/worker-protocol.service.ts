@@ -99,13 +99,7 @@ export class WorkerProtocolService {
   /** Jobs queue-api could not deliver to the worker: back to the queue without counting a retry. */
   async release(request: ReleaseJobsRequest): Promise<Ack> {
     const endpoint = await this.endpointFor(request);
-    const released = await this.dispatch.release(
-      endpoint.id,
-      request.workerId,
-      request.jobIds,
-      new Date(),
-    );
-    if (released) this.changes.changed(endpoint.id, ANY_JOB, { queued: released, scaling: true });
+    await this.dispatch.release(endpoint.id, request.workerId, request.jobIds, new Date());
     return { ok: true };
   }
 
@@ -136,7 +130,7 @@ export class WorkerProtocolService {
         now,
       );
       if (plain) {
-        await this.finished(endpoint, seen, plain);
+        await this.finished(endpoint, seen);
       } else {
         const job = await this.requireJob(endpoint, request.jobId);
         const finished = isGone(job, now)
@@ -144,7 +138,7 @@ export class WorkerProtocolService {
           : await this.results.finish(job, request.workerId, result, now);
         if (finished) {
           await this.workers.markBusy(endpoint.id, request.workerId, now);
-          await this.finished(endpoint, seen, finished);
+          await this.finished(endpoint, seen);
         } else {
           this.logger.debug(
             {
@@ -159,12 +153,8 @@ export class WorkerProtocolService {
       }
     } else {
       const job = await this.requireJob(endpoint, request.jobId);
-      if (
-        !isGone(job, now) &&
-        (await this.dispatch.progress(endpoint.id, request.workerId, job.id, body.output, now))
-      ) {
-        this.changes.changed(endpoint.id, job.id);
-      }
+      if (!isGone(job, now))
+        await this.dispatch.progress(endpoint.id, request.workerId, job.id, body.output, now);
     }
     if (body.stopPod === true) {
       await this.workers.requestStop(endpoint.id, request.workerId);
@@ -175,15 +165,14 @@ export class WorkerProtocolService {
   }
 
   /**
-   * After a job finished on a worker: a managed worker that works ends the start back-off; the
-   * job's waiters wake with its final state.
+   * After a job finished on a worker (its waiters were woken by the transition): a managed worker
+   * that works ends the start back-off.
    */
-  private async finished(endpoint: EndpointRow, seen: SeenWorker, job: JobState): Promise<void> {
+  private async finished(endpoint: EndpointRow, seen: SeenWorker): Promise<void> {
     if (seen.managed && endpoint.startFailures > 0) {
       await this.endpointRows.resetStartFailures(endpoint.id);
       await this.workers.forgetFailed(endpoint.id);
     }
-    this.changes.changed(endpoint.id, job.id, { final: job });
   }
 
   /** job-stream: stores the chunk (split when over 1 MB) for `/stream`. */
@@ -195,17 +184,13 @@ export class WorkerProtocolService {
     if (isGone(job, now)) return { ok: true };
     const body = request.body ?? {};
     const output = 'output' in body ? body.output : body;
-    if (
-      await this.dispatch.appendChunks(
-        endpoint.id,
-        request.workerId,
-        job.id,
-        splitStreamOutput(output),
-        now,
-      )
-    ) {
-      this.changes.changed(endpoint.id, job.id);
-    }
+    await this.dispatch.appendChunks(
+      endpoint.id,
+      request.workerId,
+      job.id,
+      splitStreamOutput(output),
+      now,
+    );
     return { ok: true };
   }
 
@@ -239,16 +224,13 @@ export class WorkerProtocolService {
     await this.seen(endpoint, request.workerId, true);
     const twoPingsAgo = new Date(now.getTime() - 2 * this.settings.pingIntervalMs);
     if (request.jobIds.length) {
-      if (
-        await this.stops.stopIfNotHeld(
-          endpoint.id,
-          request.workerId,
-          request.jobIds,
-          now,
-          twoPingsAgo,
-        )
-      )
-        this.changes.changed(endpoint.id, ANY_JOB, { stops: true });
+      await this.stops.stopIfNotHeld(
+        endpoint.id,
+        request.workerId,
+        request.jobIds,
+        now,
+        twoPingsAgo,
+      );
     }
     if (request.reportsJobs) {
       const { requeued, failed } = await this.liveness.requeue(

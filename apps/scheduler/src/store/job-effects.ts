@@ -2,6 +2,7 @@ import { Injectable } from '@nestjs/common';
 import { OutboxRelay, type NewOutboxRow } from '@runplane/database';
 import { Prisma, PrismaClient } from '../generated/prisma/client.js';
 import { SchedulerMetrics } from '../metrics/scheduler-metrics.js';
+import { ANY_JOB, JobChanges } from '../shared/job-changes.js';
 import { SchedulerTables } from './scheduler-tables.js';
 import { jobFinishedOutboxRow } from './job-finished.js';
 import { at, type ChangedJob, type JobRow, type StopReason } from './job-rows.js';
@@ -14,19 +15,72 @@ type FinalStatus = 'COMPLETED' | 'FAILED' | 'CANCELLED' | 'TIMED_OUT';
 const OUTBOX_CHUNK = 50;
 
 /**
- * What every transition to a final state does besides the state itself, in one place: the
- * `job.finished.v1` outbox row of a job with a webhook, written in the transition's transaction
- * (the event exists exactly when the final state does), the relay kicked after the commit, and the
- * job metrics. Also the bulk transition of queries' worth of jobs to CANCELLED or TIMED_OUT.
+ * What every transition of a job does besides the state itself, in one place: for a final state
+ * the `job.finished.v1` outbox row of a job with a webhook, written in the transition's transaction
+ * (the event exists exactly when the final state does), the relay kicked after the commit and the
+ * job metrics; for every change the wake-ups of the long polls it concerns (`JobChanges`). Also the
+ * bulk transition of many jobs to CANCELLED or TIMED_OUT.
  */
 @Injectable()
-export class JobFinalization {
+export class JobEffects {
   constructor(
     private readonly db: PrismaClient,
     private readonly t: SchedulerTables,
     private readonly outbox: OutboxRelay,
     private readonly metrics: SchedulerMetrics,
+    private readonly changes: JobChanges,
   ) {}
+
+  /**
+   * New jobs were stored: counted, and one waiting job-take looks for each queued one (a job handed
+   * to a waiting worker is already running on it); the autoscaler looks too.
+   */
+  submitted(
+    jobs: Array<{ endpointId: string; id: string; workerId: string | null; createdAt: Date }>,
+  ): void {
+    for (const job of jobs) {
+      this.metrics.submitted();
+      if (job.workerId) this.metrics.taken([job], job.createdAt);
+      this.changes.changed(job.endpointId, job.id, { queued: job.workerId ? 0 : 1, scaling: true });
+    }
+  }
+
+  /** Jobs a worker just claimed: their queue delay. */
+  taken(jobs: Array<{ createdAt: Date | string }>, now: Date): void {
+    this.metrics.taken(jobs, now);
+  }
+
+  /** A job became claimable again (retried, given back): one waiting job-take, and the autoscaler. */
+  requeued(endpointId: string, jobId: string = ANY_JOB, count = 1): void {
+    if (count > 0) this.changes.changed(endpointId, jobId, { queued: count, scaling: true });
+  }
+
+  /** The job changed while it runs or waits (progress, stream chunks, purge): its waiters look again. */
+  updated(endpointId: string, jobId: string = ANY_JOB): void {
+    this.changes.changed(endpointId, jobId);
+  }
+
+  /** Job-stop rows were written for the endpoint's workers: their job-stop polls look again. */
+  stopsWritten(endpointId: string): void {
+    this.changes.changed(endpointId, ANY_JOB, { stops: true });
+  }
+
+  /** Jobs ended by the system or a client (cancelled, timed out, expired): waiters and workers hear. */
+  ended(jobs: ChangedJob[]): void {
+    this.changes.announce(jobs, 'ended');
+  }
+
+  /**
+   * A lost worker's jobs went back to the queue (`requeued`) or failed for good (`failed`); the
+   * stops of both went to the lost worker.
+   */
+  lost(requeued: ChangedJob[], failed: ChangedJob[]): void {
+    this.changes.announce(requeued, 'requeued');
+    this.changes.announce(
+      failed.map(({ id, endpointId }) => ({ id, endpointId })),
+      'ended',
+    );
+  }
 
   /** Inside the transition's transaction: the outbox rows of these final jobs (those with a webhook). */
   async announce(tx: Tx, jobs: JobRow[], now: Date): Promise<boolean> {
@@ -53,7 +107,10 @@ export class JobFinalization {
     return announced;
   }
 
-  /** After the commit: the metrics of the jobs that became final, and the relay kicked if announced. */
+  /**
+   * After the commit: the metrics of the jobs that became final, and the relay kicked if announced.
+   * (Their waiters are woken by `ended`, or with the final state by `finishedByWorker`.)
+   */
   finished(
     status: FinalStatus,
     jobs: Array<{ startedAt: Date | string | null }>,
@@ -62,6 +119,11 @@ export class JobFinalization {
   ): void {
     if (jobs.length) this.metrics.finished(status, jobs, now);
     if (announced) this.outbox.kick();
+  }
+
+  /** A worker's result made the job final: its waiters get the final state without reading it. */
+  finishedByWorker(job: { endpointId: string; id: string }): void {
+    this.changes.changed(job.endpointId, job.id, { final: job });
   }
 
   /**
@@ -101,6 +163,8 @@ export class JobFinalization {
       return { rows, announced: await this.announceIds(tx, hooked, now) };
     }, BULK_TX);
     this.finished(status, rows, now, announced);
-    return rows.map(({ id, endpointId, workerId }) => ({ id, endpointId, workerId }));
+    const changed = rows.map(({ id, endpointId, workerId }) => ({ id, endpointId, workerId }));
+    this.ended(changed);
+    return changed;
   }
 }
