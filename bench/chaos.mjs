@@ -2,16 +2,18 @@
 // Chaos suite (issue 9): cluster mode on this machine (scripts/cluster-up.mjs: six services on the
 // local NATS JetStream and PostgreSQL, restarted like Kubernetes would when they die), a steady
 // load of jobs with webhooks, and faults injected one after another: kill -9 of queue-api,
-// scheduler, webhook-sender, pod-rest, a worker process, and a restart of NATS. Afterwards it checks,
+// scheduler, webhook-sender, pod-rest, a worker process, a restart of NATS and a restart of
+// PostgreSQL (the local cluster stopped and started again under load). Afterwards it checks,
 // from the clients' records, the webhooks received and the services' databases, that every accepted
 // job reached exactly one final state, none completed twice, none is stuck, and every webhook
 // arrived at least once.
 //
 //   npm run build && npm run chaos            (= node bench/chaos.mjs)
-//   node bench/chaos.mjs [--port 8490] [--rate 10] [--fault-every 20] [--no-nats]
+//   node bench/chaos.mjs [--port 8490] [--rate 10] [--fault-every 20] [--no-nats] [--no-postgres]
 //
-// Loopback only; bounded in time (about 3-4 minutes). The NATS restart stops and starts the local
-// nats-server (the one every local test uses): do not run other suites meanwhile, or pass --no-nats.
+// Loopback only; bounded in time (about 4-5 minutes). The NATS and PostgreSQL restarts stop and start
+// the local nats-server and PostgreSQL cluster (the ones every local test uses): do not run other
+// suites meanwhile, or pass --no-nats / --no-postgres.
 // Prints a table of faults × (accepted, completed, lost, duplicated, stuck, webhooks missing) and
 // exits 1 if any of the last four is not 0. Results also go to bench/results/chaos-<date>.json.
 import { execFileSync, spawn, spawnSync } from 'node:child_process';
@@ -29,6 +31,7 @@ const { values: opts } = parseArgs({
     rate: { type: 'string', default: '10' },
     'fault-every': { type: 'string', default: '20' },
     'no-nats': { type: 'boolean', default: false },
+    'no-postgres': { type: 'boolean', default: false },
   },
 });
 const PORT = Number(opts.port);
@@ -230,6 +233,27 @@ function restartNats() {
   return 'restart NATS (stop, start)';
 }
 
+/**
+ * Stops the local PostgreSQL cluster (fast shutdown: every connection is cut, as when a database
+ * server crashes or fails over), waits a few seconds with it down, and starts it again.
+ */
+async function restartPostgres() {
+  const version = fs
+    .readdirSync('/etc/postgresql')
+    .sort((a, b) => Number(a) - Number(b))
+    .at(-1);
+  const ctl = (action, ...extra) =>
+    spawnSync('pg_ctlcluster', ['--skip-systemctl-redirect', version, 'main', action, ...extra], {
+      encoding: 'utf8',
+    });
+  const down = ctl('stop', '-m', 'fast');
+  if (down.status !== 0) throw new Error(`PostgreSQL did not stop: ${down.stderr}`);
+  await sleep(3000);
+  const up = ctl('start');
+  if (up.status !== 0) throw new Error(`PostgreSQL did not start again: ${up.stderr}`);
+  return `restart PostgreSQL ${version}/main (fast stop, 3 s down, start)`;
+}
+
 const FAULTS = [
   ['queue-api', () => killService('queue-api')],
   ['scheduler', () => killService('scheduler')],
@@ -237,6 +261,7 @@ const FAULTS = [
   ['pod-rest', () => killService('pod-rest')],
   ['worker', killWorker],
   ...(opts['no-nats'] ? [] : [['nats', restartNats]]),
+  ...(opts['no-postgres'] ? [] : [['postgres', restartPostgres]]),
 ];
 
 // ---- verification --------------------------------------------------------------------------------
