@@ -1,12 +1,6 @@
 import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import path from 'node:path';
-import {
-  buildOpenApiDocument,
-  createApiPreview,
-  providerClasses,
-  type ServiceDescriptor,
-} from '@runplane/platform';
-import { printGraphqlSchema } from '@runplane/template-graphql';
+import type { ServiceDescriptor } from '@runplane/platform';
 
 export const DOCS_HELP = `  runplane docs [--out <dir>]         write the API reference, generated from the code without a server:
                                       <dir>/openapi.json (OpenAPI 3.1, every service) and <dir>/schema.graphql
@@ -26,6 +20,10 @@ const SDL_HEADER = `# Runplane's GraphQL schema (POST /graphql), printed from te
 export async function generateApiReference(
   services: ServiceDescriptor[],
 ): Promise<Record<string, string>> {
+  // Loaded here, not at the top: the CLI imports this module for its help text, and client
+  // commands must not pay for loading the server.
+  const [{ buildOpenApiDocument, createApiPreview, providerClasses }, { printGraphqlSchema }] =
+    await Promise.all([import('@runplane/platform'), import('@runplane/template-graphql')]);
   const app = await createApiPreview(services);
   try {
     const files: Record<string, string> = {
