@@ -1,18 +1,18 @@
 import { Body, Controller, Get, HttpCode, Param, Post, Req, Res } from '@nestjs/common';
-import {
-  ApiBody,
-  ApiNoContentResponse,
-  ApiOkResponse,
-  ApiOperation,
-  ApiQuery,
-  ApiTags,
-} from '@nestjs/swagger';
 import { CurrentPrincipal, RequireAccess } from '@runplane/auth';
 import type { Principal } from '@runplane/contracts';
-import { ApiErrors, listOf, schemaRef } from '@runplane/platform';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { delivered } from '../http/long-polls.js';
 import { queryInt, resolveWorkerCall } from './worker-call.js';
+import {
+  DoneDocs,
+  PingDocs,
+  StopDocs,
+  StreamDocs,
+  TakeBatchDocs,
+  TakeDocs,
+  WorkerControllerDocs,
+} from './worker.docs.js';
 import { WorkerService } from './worker.service.js';
 
 type WorkerParams = { workerId: string; jobId?: string };
@@ -34,25 +34,14 @@ function callOf(request: FastifyRequest, params: WorkerParams, needsJob: boolean
  * endpoint's worker key (raw or Bearer) or an admin/readwrite key. Long polls answer 204 with an
  * empty body when there is nothing; jobs are JSON (runpod-python drops a job without that type).
  */
-const JOB_ID_IN_URL =
-  'The job id is the last path segment, or (without it, or as a literal `$ID`) the `X-Request-ID` header.';
-const NOTHING = 'Nothing within the long poll (up to 30 s); empty body.';
-
-@ApiTags('Worker protocol')
-@ApiErrors(404)
+@WorkerControllerDocs()
 @Controller('v2/:endpointId')
 @RequireAccess('worker')
 export class WorkerController {
   constructor(private readonly workers: WorkerService) {}
 
   @Get('job-take/:workerId')
-  @ApiOperation({
-    summary: 'Take the next job (long poll)',
-    description:
-      'Claims the oldest queued job for this worker. A job not delivered (connection gone) goes back to the queue.',
-  })
-  @ApiOkResponse({ description: 'One job.', schema: schemaRef('WorkerJob') })
-  @ApiNoContentResponse({ description: NOTHING })
+  @TakeDocs()
   take(
     @CurrentPrincipal() principal: Principal,
     @Param('endpointId') endpointId: string,
@@ -64,14 +53,7 @@ export class WorkerController {
   }
 
   @Get('job-take-batch/:workerId')
-  @ApiOperation({ summary: 'Take up to `batch_size` jobs (long poll)' })
-  @ApiQuery({
-    name: 'batch_size',
-    required: false,
-    schema: { type: 'integer', minimum: 1, maximum: 100, default: 1 },
-  })
-  @ApiOkResponse({ description: 'The jobs.', schema: listOf('WorkerJob') })
-  @ApiNoContentResponse({ description: NOTHING })
+  @TakeBatchDocs()
   takeBatch(
     @CurrentPrincipal() principal: Principal,
     @Param('endpointId') endpointId: string,
@@ -83,20 +65,7 @@ export class WorkerController {
   }
 
   @Post(['job-done/:workerId/:jobId', 'job-done/:workerId'])
-  @ApiOperation({
-    summary: "Post a job's result, error or progress",
-    description: `${JOB_ID_IN_URL} The body is JSON whatever its content type; a repeated final post changes nothing.`,
-  })
-  @ApiQuery({
-    name: 'isStream',
-    required: false,
-    description:
-      '`true` when the handler streamed its output: the result is then the streamed chunks.',
-    schema: { type: 'boolean' },
-  })
-  @ApiBody({ schema: schemaRef('JobDoneBody') })
-  @ApiOkResponse({ description: 'Recorded.', schema: schemaRef('Ack') })
-  @ApiErrors(400)
+  @DoneDocs()
   @HttpCode(200)
   done(
     @CurrentPrincipal() principal: Principal,
@@ -109,16 +78,7 @@ export class WorkerController {
   }
 
   @Post(['job-stream/:workerId/:jobId', 'job-stream/:workerId'])
-  @ApiOperation({ summary: 'Post one chunk of streamed output', description: JOB_ID_IN_URL })
-  @ApiBody({
-    schema: {
-      type: 'object',
-      properties: { output: {} },
-      description: 'Normally `{output}`; kept as sent.',
-    },
-  })
-  @ApiOkResponse({ description: 'Recorded.', schema: schemaRef('Ack') })
-  @ApiErrors(400)
+  @StreamDocs()
   @HttpCode(200)
   stream(
     @CurrentPrincipal() principal: Principal,
@@ -131,25 +91,7 @@ export class WorkerController {
   }
 
   @Get('ping/:workerId')
-  @ApiOperation({
-    summary: 'Heartbeat',
-    description:
-      'A worker silent for 3 ping intervals is unhealthy and its running jobs go back to the queue.',
-  })
-  @ApiQuery({
-    name: 'job_id',
-    required: false,
-    description: 'The jobs in progress, comma-separated.',
-    schema: { type: 'string' },
-  })
-  @ApiQuery({
-    name: 'status',
-    required: false,
-    description:
-      '`unhealthy`: the worker failed its fitness checks and is about to exit (`check`, `reason` say why).',
-    schema: { type: 'string', enum: ['unhealthy'] },
-  })
-  @ApiOkResponse({ description: 'Recorded.', schema: schemaRef('Ack') })
+  @PingDocs()
   ping(
     @CurrentPrincipal() principal: Principal,
     @Param('endpointId') endpointId: string,
@@ -160,12 +102,7 @@ export class WorkerController {
   }
 
   @Get('job-stop/:workerId')
-  @ApiOperation({
-    summary: 'Jobs to abandon (long poll)',
-    description: 'Jobs of this worker that were cancelled, timed out or expired meanwhile.',
-  })
-  @ApiOkResponse({ description: 'The jobs to stop.', schema: schemaRef('StopJobsResponse') })
-  @ApiNoContentResponse({ description: NOTHING })
+  @StopDocs()
   async stop(
     @CurrentPrincipal() principal: Principal,
     @Param('endpointId') endpointId: string,
