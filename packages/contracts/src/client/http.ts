@@ -16,7 +16,8 @@ export class HttpCaller {
 
   constructor(private readonly options: ClientOptions) {
     this.base = options.baseUrl.replace(/\/+$/, '');
-    this.fetchImpl = options.fetch ?? fetch;
+    // Bound: a browser's fetch called as a method of another object throws "Illegal invocation".
+    this.fetchImpl = options.fetch ?? globalThis.fetch.bind(globalThis);
   }
 
   async call<T>(
