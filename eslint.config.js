@@ -33,6 +33,11 @@ export default tseslint.config(
     },
   },
   {
+    // The console runs in the browser.
+    files: ['packages/console/src/**'],
+    languageOptions: { globals: { ...globals.browser } },
+  },
+  {
     // Tests poke at untyped JSON answers.
     files: ['**/test/**', '**/*.test.ts'],
     rules: { '@typescript-eslint/no-explicit-any': 'off' },

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import { startTestServer, type TestServer } from '@runplane/platform';
+import { consoleRouteUrls, startTestServer, type TestServer } from '@runplane/platform';
 import { Validator } from '@seriousme/openapi-schema-validator';
 import {
   buildClientSchema,
@@ -59,6 +59,7 @@ describe('the API reference served at /docs', () => {
   });
 
   it('documents every route the server registered, and nothing else', () => {
+    const consoleRoutes = consoleRouteUrls();
     const documented = Object.entries(served.paths).flatMap(([path, item]) =>
       METHODS.filter((m) => item[m]).map((m) => `${m.toUpperCase()} ${path}`),
     );
@@ -67,12 +68,15 @@ describe('the API reference served at /docs', () => {
       .filter((r) => r.method !== 'HEAD' && r.method !== 'OPTIONS')
       // Swagger UI's own files; /docs and /docs/openapi.json are documented.
       .filter((r) => !(r.url.startsWith('/docs/') && r.url !== '/docs/openapi.json'))
+      // The console's page, its pages' paths and its files: a web UI, not part of the API.
+      .filter((r) => !consoleRoutes.includes(r.url))
       .map((r) => `${r.method} ${openApiPath(r.url)}`);
     const covers = (route: string, operation: string) =>
       route.endsWith('*') ? operation.startsWith(route.slice(0, -1)) : operation === route;
     expect(registered.filter((route) => !documented.some((op) => covers(route, op)))).toEqual([]);
     expect(documented.filter((op) => !registered.some((route) => covers(route, op)))).toEqual([]);
     expect(registered.length).toBeGreaterThan(50);
+    expect(server.routes.filter((r) => consoleRoutes.includes(r.url)).length).toBeGreaterThan(2);
   });
 
   it('serves Swagger UI at /docs with its assets, without a CDN', async () => {

@@ -15,3 +15,4 @@ export * from './testing/test-server.js';
 export * from './http/json-body.js';
 export * from './metrics/index.js';
 export * from './docs/index.js';
+export * from './console/index.js';

@@ -23,6 +23,7 @@ import {
 } from '../metrics/index.js';
 import { LOGGER, type ServiceDescriptor } from './service-descriptor.js';
 import { installApiDocs } from '../docs/api-docs.js';
+import { installConsole } from '../console/console-site.js';
 
 export interface StartOptions {
   services: ServiceDescriptor[];
@@ -149,6 +150,14 @@ export async function startRunplane(options: StartOptions): Promise<RunningServe
     );
     installHttpMetrics(fastify, metrics);
     installApiDocs(app, options.services);
+    installConsole(
+      fastify,
+      {
+        enabled: config.RUNPLANE_CONSOLE ?? options.allInOne,
+        required: config.RUNPLANE_CONSOLE === true,
+      },
+      logger,
+    );
     app.useGlobalFilters(new HttpErrorFilter(logger));
     app.useGlobalPipes(createValidationPipe({ rejectUnknownFields: true }));
     app.useGlobalInterceptors(...tracingInterceptors());

@@ -97,6 +97,12 @@ export class RunplaneConfig {
 
   @IsIn(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']) LOG_LEVEL = 'info';
 
+  /**
+   * Serve the console (web UI) at `/`: on by default in standalone mode, off for a service started
+   * alone (in a cluster, the service the ingress routes `/` to turns it on).
+   */
+  @IsOptional() @Transform(toBool) @IsBoolean() RUNPLANE_CONSOLE?: boolean;
+
   /** Log every HTTP request (off by default: at thousands of requests per second it costs CPU). */
   @Transform(toBool) @IsBoolean() RUNPLANE_LOG_REQUESTS = false;
 

@@ -1,0 +1,1 @@
+export { consoleRouteUrls, installConsole } from './console-site.js';
