@@ -56,3 +56,4 @@ function redact(url: string): string {
 }
 
 export * from './podman.js';
+export * from './chromium.js';
