@@ -55,6 +55,7 @@ const routes = [
   ['/graphql', 'template-graphql'],
   ['/healthz', 'queue-api'],
   ['/readyz', 'queue-api'],
+  ['/', 'template-graphql'], // the console (web UI); last: every other path
 ];
 const dbName = (service) => `${namespace}_${service.replace(/-/g, '_')}`;
 
@@ -113,6 +114,7 @@ const children = services.map((s) => {
     RUNPLANE_PUBLIC_URL: process.env.RUNPLANE_PUBLIC_URL ?? `http://127.0.0.1:${gatewayPort}`,
     [`DATABASE_URL_${s.name.replace(/-/g, '_').toUpperCase()}`]: `${pgBase}/${dbName(s.name)}`,
     ...(s.name === 'secrets-vault' ? { RUNPLANE_API_KEY: apiKey, ...masterKey } : {}),
+    ...(s.name === 'template-graphql' ? { RUNPLANE_CONSOLE: 'true' } : {}),
     // Webhook receivers of local tests listen on this machine; real clusters keep the default (off).
     ...(s.name === 'webhook-sender'
       ? { WEBHOOK_ALLOW_PRIVATE: process.env.WEBHOOK_ALLOW_PRIVATE ?? 'true' }

@@ -71,7 +71,7 @@ describe.each(KUSTOMIZATIONS)('%s', (dir) => {
     const script = fs.readFileSync(path.join(INFRA_DIR, '..', 'scripts', 'cluster-up.mjs'), 'utf8');
     const routesSource = /const routes = \[([\s\S]*?)\n\];/.exec(script)?.[1] ?? '';
     const gateway = [...routesSource.matchAll(/\['([^']+)', '([^']+)'\]/g)].map((m) => [
-      m[1].replace(/\/$/, ''),
+      m[1] === '/' ? '/' : m[1].replace(/\/$/, ''),
       m[2],
     ]);
     expect(gateway.length).toBeGreaterThan(5);
@@ -81,6 +81,18 @@ describe.each(KUSTOMIZATIONS)('%s', (dir) => {
       p.backend.service.name,
     ]);
     expect(paths.sort()).toEqual(gateway.sort());
+  });
+
+  it('routes / to the one service that serves the console (RUNPLANE_CONSOLE=true)', () => {
+    const ingress = get(dir, 'Ingress', 'runplane')!;
+    const root = ingress.spec.rules[0].http.paths.find((p: Json) => p.path === '/');
+    expect(root).toMatchObject({ pathType: 'Prefix' });
+    const serving = SERVICES.filter((name) =>
+      get(dir, 'Deployment', name)!.spec.template.spec.containers[0].env.some(
+        (e: Json) => e.name === 'RUNPLANE_CONSOLE' && e.value === 'true',
+      ),
+    );
+    expect(serving).toEqual([root.backend.service.name]);
   });
 
   it('lets only pod-rest manage worker Pods and Secrets, only in the workers namespace', () => {
