@@ -1,8 +1,15 @@
 import { Body, Controller, Delete, Get, HttpCode, Param, Patch, Post, Query } from '@nestjs/common';
-import { ApiNoContentResponse, ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
 import { CurrentPrincipal } from '@runplane/auth';
 import { TemplateCreateDto, TemplateUpdateDto, type Principal } from '@runplane/contracts';
-import { ApiError, ApiErrors, listOf, schemaRef } from '@runplane/platform';
+import {
+  CreateTemplateDocs,
+  DeleteTemplateDocs,
+  GetTemplateDocs,
+  ListTemplatesDocs,
+  TemplatesControllerDocs,
+  UpdateTemplateByPostDocs,
+  UpdateTemplateDocs,
+} from './templates.docs.js';
 import { TemplateListQuery } from './template-query.dto.js';
 import { TemplatesService } from './templates.service.js';
 
@@ -11,39 +18,26 @@ import { TemplatesService } from './templates.service.js';
  * PATCH or `POST .../update`, delete 204. Another user's private template
  * is "not found".
  */
-const UPDATED = {
-  description: 'The template after the change; endpoints using it get a rolling release.',
-  schema: schemaRef('Template'),
-};
-
-@ApiTags('Templates')
+@TemplatesControllerDocs()
 @Controller('v1/templates')
 export class TemplatesController {
   constructor(private readonly templates: TemplatesService) {}
 
   @Post()
-  @ApiOperation({ summary: 'Create a template' })
-  @ApiOkResponse({ description: 'The template.', schema: schemaRef('Template') })
-  @ApiError(409, 'The caller already has a template of that name.')
+  @CreateTemplateDocs()
   @HttpCode(200)
   create(@CurrentPrincipal() principal: Principal, @Body() body: TemplateCreateDto) {
     return this.templates.create(principal, body);
   }
 
   @Get()
-  @ApiOperation({
-    summary: "List the caller's templates",
-    description: "`includePublicTemplates=true` adds other users' public templates.",
-  })
-  @ApiOkResponse({ description: 'The templates.', schema: listOf('Template') })
+  @ListTemplatesDocs()
   list(@CurrentPrincipal() principal: Principal, @Query() query: TemplateListQuery) {
     return this.templates.list(principal, query.includePublicTemplates ?? false);
   }
 
   @Get(':templateId')
-  @ApiOperation({ summary: 'Get a template', description: "The caller's own or a public one." })
-  @ApiOkResponse({ description: 'The template.', schema: schemaRef('Template') })
-  @ApiErrors(404)
+  @GetTemplateDocs()
   get(
     @CurrentPrincipal() principal: Principal,
     @Param('templateId') templateId: string,
@@ -53,9 +47,7 @@ export class TemplatesController {
   }
 
   @Patch(':templateId')
-  @ApiOperation({ summary: 'Update a template', description: 'Only the fields given change.' })
-  @ApiOkResponse(UPDATED)
-  @ApiErrors(404, 409)
+  @UpdateTemplateDocs()
   update(
     @CurrentPrincipal() principal: Principal,
     @Param('templateId') templateId: string,
@@ -65,12 +57,7 @@ export class TemplatesController {
   }
 
   @Post(':templateId/update')
-  @ApiOperation({
-    summary: 'Update a template (POST form, as RunPod names it)',
-    description: 'Only the fields given change.',
-  })
-  @ApiOkResponse(UPDATED)
-  @ApiErrors(404, 409)
+  @UpdateTemplateByPostDocs()
   @HttpCode(200)
   updateByPost(
     @CurrentPrincipal() principal: Principal,
@@ -81,11 +68,7 @@ export class TemplatesController {
   }
 
   @Delete(':templateId')
-  @ApiOperation({ summary: 'Delete a template' })
-  @ApiNoContentResponse({ description: 'Deleted.' })
-  @ApiErrors(404)
-  @ApiError(409, 'An endpoint or Pod uses the template, or a Pod ran it within the last 2 minutes.')
-  @ApiError(503)
+  @DeleteTemplateDocs()
   @HttpCode(204)
   async delete(
     @CurrentPrincipal() principal: Principal,
