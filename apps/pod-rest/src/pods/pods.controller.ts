@@ -1,15 +1,20 @@
 import { Body, Controller, Delete, Get, HttpCode, Param, Patch, Post, Query } from '@nestjs/common';
-import {
-  ApiCreatedResponse,
-  ApiNoContentResponse,
-  ApiOkResponse,
-  ApiOperation,
-  ApiTags,
-} from '@nestjs/swagger';
 import { CurrentPrincipal } from '@runplane/auth';
 import { PodCreateDto, PodUpdateDto, type Principal } from '@runplane/contracts';
-import { ApiError, ApiErrors, listOf, schemaRef } from '@runplane/platform';
 import { PodGetQuery, PodListQuery } from './pod-query.dto.js';
+import {
+  CreatePodDocs,
+  DeletePodDocs,
+  GetPodDocs,
+  ListPodsDocs,
+  PodsControllerDocs,
+  ResetPodDocs,
+  RestartPodDocs,
+  StartPodDocs,
+  StopPodDocs,
+  UpdatePodByPostDocs,
+  UpdatePodDocs,
+} from './pods.docs.js';
 import { PodsService } from './pods.service.js';
 
 /**
@@ -17,35 +22,20 @@ import { PodsService } from './pods.service.js';
  * bare-array list, get with include flags, update by PATCH or `POST .../update`, delete 204, and
  * start/stop/restart/reset answering the Pod. Another user's Pod is "not found".
  */
-const POD = { description: 'The Pod.', schema: schemaRef('Pod') };
-
-@ApiTags('Pods')
+@PodsControllerDocs()
 @Controller('v1/pods')
 export class PodsController {
   constructor(private readonly pods: PodsService) {}
 
   @Post()
-  @ApiOperation({
-    summary: 'Create and start a Pod',
-    description: 'It needs an image: `imageName`, or a `templateId` whose image it takes.',
-  })
-  @ApiCreatedResponse(POD)
-  @ApiError(
-    400,
-    'Invalid field, no image, or a template, GPU type, CPU flavor or network volume that does not exist.',
-  )
+  @CreatePodDocs()
   @HttpCode(201)
   create(@CurrentPrincipal() principal: Principal, @Body() body: PodCreateDto) {
     return this.pods.create(principal, body);
   }
 
   @Get()
-  @ApiOperation({
-    summary: "List the caller's Pods",
-    description:
-      'Serverless workers only with `includeWorkers=true` (or an `endpointId` filter); at most 1000.',
-  })
-  @ApiOkResponse({ description: 'The Pods.', schema: listOf('Pod') })
+  @ListPodsDocs()
   list(@CurrentPrincipal() principal: Principal, @Query() q: PodListQuery) {
     return this.pods.list(
       principal,
@@ -67,13 +57,7 @@ export class PodsController {
   }
 
   @Get(':podId')
-  @ApiOperation({
-    summary: 'Get a Pod',
-    description:
-      'The include flags add `machine`, `networkVolume`, `savingsPlans` and `template`; a serverless worker needs `includeWorkers=true`.',
-  })
-  @ApiOkResponse(POD)
-  @ApiErrors(404)
+  @GetPodDocs()
   get(
     @CurrentPrincipal() principal: Principal,
     @Param('podId') podId: string,
@@ -83,14 +67,7 @@ export class PodsController {
   }
 
   @Patch(':podId')
-  @ApiOperation({
-    summary: 'Update a Pod',
-    description:
-      'A change to what runs (image, command, env, ports, disks) restarts a running Pod.',
-  })
-  @ApiOkResponse(POD)
-  @ApiErrors(404)
-  @ApiError(409, 'The Pod is locked (`locked: true`): unlock it first.')
+  @UpdatePodDocs()
   update(
     @CurrentPrincipal() principal: Principal,
     @Param('podId') podId: string,
@@ -100,13 +77,7 @@ export class PodsController {
   }
 
   @Post(':podId/update')
-  @ApiOperation({
-    summary: 'Update a Pod (POST form)',
-    description: 'A change to what runs restarts a running Pod.',
-  })
-  @ApiOkResponse(POD)
-  @ApiErrors(404)
-  @ApiError(409, 'The Pod is locked (`locked: true`): unlock it first.')
+  @UpdatePodByPostDocs()
   @HttpCode(200)
   updateByPost(
     @CurrentPrincipal() principal: Principal,
@@ -117,9 +88,7 @@ export class PodsController {
   }
 
   @Delete(':podId')
-  @ApiOperation({ summary: 'Terminate and delete a Pod' })
-  @ApiNoContentResponse({ description: 'Deleted.' })
-  @ApiErrors(404)
+  @DeletePodDocs()
   @HttpCode(204)
   async delete(
     @CurrentPrincipal() principal: Principal,
@@ -129,38 +98,28 @@ export class PodsController {
   }
 
   @Post(':podId/start')
-  @ApiOperation({ summary: 'Start a stopped Pod' })
-  @ApiOkResponse(POD)
-  @ApiErrors(400, 404)
+  @StartPodDocs()
   @HttpCode(200)
   start(@CurrentPrincipal() principal: Principal, @Param('podId') podId: string) {
     return this.pods.start(principal, podId);
   }
 
   @Post(':podId/stop')
-  @ApiOperation({ summary: 'Stop a Pod (its volume is kept)' })
-  @ApiOkResponse(POD)
-  @ApiErrors(404)
-  @ApiError(409, 'The Pod is locked (`locked: true`): unlock it first.')
+  @StopPodDocs()
   @HttpCode(200)
   stop(@CurrentPrincipal() principal: Principal, @Param('podId') podId: string) {
     return this.pods.stop(principal, podId);
   }
 
   @Post(':podId/restart')
-  @ApiOperation({ summary: 'Restart a Pod' })
-  @ApiOkResponse(POD)
-  @ApiErrors(400, 404)
+  @RestartPodDocs()
   @HttpCode(200)
   restart(@CurrentPrincipal() principal: Principal, @Param('podId') podId: string) {
     return this.pods.restart(principal, podId);
   }
 
   @Post(':podId/reset')
-  @ApiOperation({ summary: 'Reset a Pod: restart it with its container disk wiped' })
-  @ApiOkResponse(POD)
-  @ApiErrors(400, 404)
-  @ApiError(409, 'The Pod is locked (`locked: true`): unlock it first.')
+  @ResetPodDocs()
   @HttpCode(200)
   reset(@CurrentPrincipal() principal: Principal, @Param('podId') podId: string) {
     return this.pods.reset(principal, podId);
