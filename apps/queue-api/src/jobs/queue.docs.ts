@@ -10,8 +10,8 @@ import {
 import { JobRequestDto } from '@runplane/contracts';
 import { ApiError, ApiErrors, schemaRef } from '@runplane/platform';
 
-// The API reference of QueueController's routes (docs/architecture.md, "API reference"). Query
-// descriptions only: names, types and ranges come from the query DTOs.
+// The OpenAPI documentation of the routes in queue.controller.ts, one decorator per route.
+// Query descriptions only: names, types and ranges come from the query DTOs.
 
 export const JOB_NOT_FOUND =
   "Unknown endpoint or job, another user's, or a job removed when its TTL elapsed.";

@@ -3,7 +3,7 @@ import { ApiOkResponse, ApiOperation, ApiQuery, ApiTags } from '@nestjs/swagger'
 import { ApiError, schemaRef } from '@runplane/platform';
 import { JOB_ID_EXAMPLE, JOB_NOT_FOUND } from './queue.docs.js';
 
-// The API reference of StreamController's routes (docs/architecture.md, "API reference").
+// The OpenAPI documentation of the routes in stream.controller.ts, one decorator per route.
 
 const WAIT = {
   name: 'wait',

@@ -2,7 +2,7 @@ import { applyDecorators } from '@nestjs/common';
 import { ApiBody, ApiOkResponse, ApiOperation, ApiResponse, ApiTags } from '@nestjs/swagger';
 import { ApiWildcardPaths } from '@runplane/platform';
 
-// The API reference of OpenAiController's routes (docs/architecture.md, "API reference").
+// The OpenAPI documentation of the routes in openai.controller.ts, one decorator per route.
 
 /** OpenAI's own error shape: `{error: {message, type, param, code}}`. */
 const OPENAI_ERROR = {

@@ -9,7 +9,7 @@ import {
 } from '@nestjs/swagger';
 import { ApiErrors, listOf, schemaRef } from '@runplane/platform';
 
-// The API reference of WorkerController's routes (docs/architecture.md, "API reference").
+// The OpenAPI documentation of the routes in worker.controller.ts, one decorator per route.
 // Parameters are documented in the order they are listed.
 
 const JOB_ID_IN_URL =

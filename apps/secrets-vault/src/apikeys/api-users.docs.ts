@@ -8,7 +8,7 @@ import {
 } from '@nestjs/swagger';
 import { ApiError, ApiErrors, listOf, schemaRef } from '@runplane/platform';
 
-// The API reference of ApiUsersController's routes (docs/architecture.md, "API reference").
+// The OpenAPI documentation of the routes in api-users.controller.ts, one decorator per route.
 
 export const ApiUsersControllerDocs = () => applyDecorators(ApiTags('Users and API keys'));
 

@@ -2,7 +2,7 @@ import { applyDecorators } from '@nestjs/common';
 import { ApiNoContentResponse, ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
 import { ApiError, ApiErrors, listOf, schemaRef } from '@runplane/platform';
 
-// The API reference of RegistryAuthsController's routes (docs/architecture.md, "API reference").
+// The OpenAPI documentation of the routes in registry-auths.controller.ts, one decorator per route.
 
 export const RegistryAuthsControllerDocs = () =>
   applyDecorators(ApiTags('Container registry auths'));

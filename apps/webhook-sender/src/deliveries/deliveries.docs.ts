@@ -2,7 +2,7 @@ import { applyDecorators } from '@nestjs/common';
 import { ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
 import { ApiErrors, listOf, schemaRef } from '@runplane/platform';
 
-// The API reference of DeliveriesController's routes (docs/architecture.md, "API reference").
+// The OpenAPI documentation of the routes in deliveries.controller.ts, one decorator per route.
 
 export const DeliveriesControllerDocs = () => applyDecorators(ApiTags('Webhooks'));
 
