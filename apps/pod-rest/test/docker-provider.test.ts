@@ -164,6 +164,15 @@ suite('DockerComputeProvider (podman API socket)', () => {
     const disks = { volumeInGb: 1, volumeMountPath: '/workspace', persistentKey: key };
     const first = await docker.start(spec({ id: `${key}-1`, disks }));
     expect(await answer(first.portMappings!['8080'], '/count')).toEqual({ count: 1 });
+    const volumes = async () =>
+      (
+        await engine.listVolumes({
+          filters: JSON.stringify({ label: [`${LABELS.server}=${serverId}`] }),
+        } as object)
+      ).Volumes ?? [];
+    expect((await volumes()).map((v) => [v.Name, v.Labels[LABELS.pod]])).toEqual([
+      [`runplane-${serverId}-${key}-volume`, `pod${n}`],
+    ]);
     await docker.stop(`${key}-1`);
     const second = await docker.start(spec({ id: `${key}-2`, disks }));
     expect(await answer(second.portMappings!['8080'], '/count')).toEqual({ count: 2 });
@@ -173,6 +182,7 @@ suite('DockerComputeProvider (podman API socket)', () => {
     expect(await answer(third.portMappings!['8080'], '/count')).toEqual({ count: 1 });
     await docker.stop(`${key}-3`);
     await docker.deleteVolume(key);
+    expect(await volumes()).toEqual([]);
   });
 
   it('a restarted server adopts its running containers and reports those that ended meanwhile; another server ignores them', async () => {

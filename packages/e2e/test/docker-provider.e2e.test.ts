@@ -136,6 +136,16 @@ suite('docker compute provider (standalone, podman API)', () => {
         `io.runplane.server=${serverId}-other`,
       ])
         for (const c of (await engine?.containers(label)) ?? []) await engine.remove(c.Id);
+      // The Pods' volumes (the Pods are not deleted here) and the pulled private image.
+      service.podman([
+        'volume',
+        'prune',
+        '--force',
+        '--filter',
+        `label=io.runplane.server=${serverId}`,
+      ]);
+      if (service.registry)
+        service.podman(['rmi', '--ignore', `${service.registry}/private/app:${serverId}`]);
     } finally {
       await service.stop();
       removeTempDir(workDir);
@@ -319,6 +329,13 @@ suite('docker compute provider (standalone, podman API)', () => {
     expect(logs.some((l) => l.text.startsWith(`[runplane] pull ${privateImage}`))).toBe(true);
     expect(JSON.stringify(logs)).not.toContain(REGISTRY_PASSWORD);
     expect(server.log).not.toContain(REGISTRY_PASSWORD);
+
+    // Deleted: its container and its volume go with it.
+    const volume = `runplane-${serverId}-${id}-volume`;
+    expect(service.podman(['volume', 'ls', '--quiet'])).toContain(volume);
+    expect((await call('DELETE', `/v1/pods/${id}`)).status).toBe(204);
+    expect(await engine.containers(`io.runplane.pod=${id}`)).toEqual([]);
+    expect(service.podman(['volume', 'ls', '--quiet'])).not.toContain(volume);
   });
 
   it('a worker whose image cannot be pulled is counted unhealthy and its endpoint backs off', async () => {
@@ -341,13 +358,15 @@ suite('docker compute provider (standalone, podman API)', () => {
       return h.workers?.unhealthy >= 1 && h;
     }, 'an unhealthy worker');
     expect(health.workers.unhealthy).toBeGreaterThanOrEqual(1);
+    // The reason carries the failed worker's last log lines once they are stored.
     const waiting = await eventually(async () => {
       const e = (await call('GET', `/v1/endpoints/${id}`)).body;
-      return e.waiting?.reasons?.some((r: { code: string }) => r.code === 'START_BACKOFF') && e;
-    }, 'START_BACKOFF');
-    expect(JSON.stringify(waiting.waiting)).toMatch(/could not be pulled/);
+      const backoff = e.waiting?.reasons?.find((r: { code: string }) => r.code === 'START_BACKOFF');
+      return /could not be pulled/.test(JSON.stringify(backoff)) && backoff;
+    }, 'START_BACKOFF with the pull failure');
+    expect(waiting.failures).toBeGreaterThanOrEqual(1);
     const workers = (await call('GET', `/v1/pods?endpointId=${id}`)).body as any[];
-    expect(workers[0].lastStatusChange).toMatch(/could not be pulled/);
+    expect(workers.some((w) => /could not be pulled/.test(w.lastStatusChange))).toBe(true);
     // Backing off: not a tight loop of starts.
     expect(workers.length).toBeLessThanOrEqual(3);
   });

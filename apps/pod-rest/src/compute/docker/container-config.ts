@@ -14,6 +14,7 @@ export const LABELS = {
   endpoint: 'io.runplane.endpoint',
   endpointVersion: 'io.runplane.endpoint-version',
   template: 'io.runplane.template',
+  networkVolume: 'io.runplane.network-volume',
 } as const;
 
 /** Worker protocol variables whose URLs must be reachable from inside the container. */
@@ -99,6 +100,21 @@ export function containerLabels(spec: WorkloadSpec, serverId: string): Record<st
   };
   return Object.fromEntries(
     Object.entries(labels).filter((e): e is [string, string] => e[1] !== undefined),
+  );
+}
+
+/** Labels of a named volume: whose it is (a network volume is shared: no Pod). */
+export function volumeLabels(spec: WorkloadSpec, serverId: string): Record<string, string> {
+  const l = spec.labels ?? {};
+  const network = spec.disks?.networkVolume;
+  return Object.fromEntries(
+    Object.entries({
+      [LABELS.managedBy]: 'runplane',
+      [LABELS.server]: serverId,
+      [LABELS.owner]: l.ownerId,
+      [LABELS.pod]: network ? undefined : (l.podId ?? spec.disks?.persistentKey),
+      [LABELS.networkVolume]: network?.id,
+    }).filter((e): e is [string, string] => e[1] !== undefined),
   );
 }
 

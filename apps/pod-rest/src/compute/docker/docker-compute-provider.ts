@@ -23,6 +23,7 @@ import {
   containerName,
   LABELS,
   podVolumeName,
+  volumeLabels,
   type ContainerOptions,
 } from './container-config.js';
 import { engineMessage, ImagePullError, pullImage } from './image-puller.js';
@@ -218,6 +219,7 @@ export class DockerComputeProvider extends ComputeProvider {
       diskLimits: this.diskLimits,
       publishAddress: this.o.publishAddress,
     };
+    await this.createVolumes(spec);
     const container = await this.create(spec, options);
     t.containerId = container.id;
     try {
@@ -235,6 +237,37 @@ export class DockerComputeProvider extends ComputeProvider {
       { ...spec.labels, podId: spec.id, image: spec.image, container: container.id.slice(0, 12) },
       'docker container started',
     );
+  }
+
+  /**
+   * Named volumes are made before the container (the engine would make them unlabelled): labelled
+   * with this server and the Pod, so what a server leaves behind can be found.
+   */
+  private async createVolumes(spec: WorkloadSpec): Promise<void> {
+    const d = spec.disks;
+    const names = [
+      d?.persistentKey && d.volumeInGb && !d.networkVolume
+        ? podVolumeName(this.o.serverId, d.persistentKey)
+        : undefined,
+      d?.networkVolume && !d.networkVolume.claimName.startsWith('/')
+        ? d.networkVolume.claimName
+        : undefined,
+    ].filter((n): n is string => !!n);
+    for (const name of names) {
+      const exists = await this.docker
+        .getVolume(name)
+        .inspect()
+        .then(
+          () => true,
+          () => false,
+        );
+      if (exists) continue;
+      await this.docker
+        .createVolume({ Name: name, Labels: volumeLabels(spec, this.o.serverId) })
+        .catch((err: unknown) => {
+          if ((err as { statusCode?: number }).statusCode !== 409) throw err;
+        });
+    }
   }
 
   private async create(spec: WorkloadSpec, options: ContainerOptions): Promise<Docker.Container> {
