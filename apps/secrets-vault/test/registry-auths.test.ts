@@ -108,4 +108,30 @@ describe('secrets-vault: container registry auths', () => {
       }),
     ).toEqual({ ok: true });
   });
+
+  it('resolve opens the credentials for their owner only (the docker provider pulls with them)', async () => {
+    const password = `pw-${randomBytes(8).toString('hex')}`;
+    const auth = await server.bus.request(VaultRpc.createRegistryAuth, {
+      ownerId: OWNER,
+      auth: { name: 'private-registry', username: 'puller', password },
+    });
+    expect(
+      await server.bus.request(VaultRpc.resolveRegistryAuth, {
+        ownerId: OWNER,
+        registryAuthId: auth.id,
+      }),
+    ).toEqual({ username: 'puller', password });
+    const foreign = await rejection(
+      server.bus.request(VaultRpc.resolveRegistryAuth, {
+        ownerId: 'usr_eve',
+        registryAuthId: auth.id,
+      }),
+    );
+    expect(foreign).toMatchObject({ status: 404, code: 'REGISTRY_AUTH_NOT_FOUND' });
+    expect(foreign.message).not.toContain(password);
+    // Every other answer about it stays {id, name}.
+    expect(await server.bus.request(VaultRpc.listRegistryAuths, { ownerId: OWNER })).toContainEqual(
+      { id: auth.id, name: 'private-registry' },
+    );
+  });
 });
