@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import { createLogger } from '@runplane/platform';
+import { createLogger, RunplaneConfig } from '@runplane/platform';
 import {
   CONTAINERS_CONF,
   nodeImage,
@@ -14,6 +14,40 @@ import {
   DockerComputeProvider,
   type DockerOptions,
 } from '../src/compute/docker/docker-compute-provider.js';
+import { PodRestSettings } from '../src/settings.js';
+
+describe('docker provider settings', () => {
+  const settings = (raw: Record<string, string>) =>
+    new PodRestSettings(Object.assign(new RunplaneConfig(), { raw }));
+
+  it('is chosen by RUNPLANE_COMPUTE_PROVIDER=docker; bad values stop the start naming the variable', () => {
+    const s = settings({ RUNPLANE_COMPUTE_PROVIDER: 'docker' });
+    expect(s.computeProvider).toBe('docker');
+    expect(s.docker).toMatchObject({
+      dockerHost: 'unix:///var/run/docker.sock',
+      network: 'bridge',
+      publishAddress: '',
+      stopGraceSeconds: 10,
+    });
+    expect(s.docker.serverId).toMatch(/^[0-9a-f]{12}$/);
+    // The same data directory is the same server (its containers are adopted after a restart).
+    expect(settings({ RUNPLANE_COMPUTE_PROVIDER: 'docker' }).docker.serverId).toBe(
+      s.docker.serverId,
+    );
+    expect(() => settings({ RUNPLANE_COMPUTE_PROVIDER: 'dokcer' })).toThrow(
+      /RUNPLANE_COMPUTE_PROVIDER must be "local", "kubernetes" or "docker" \(got "dokcer"\)/,
+    );
+    expect(() => settings({ DOCKER_HOST: '/var/run/docker.sock' })).toThrow(
+      /DOCKER_HOST must be unix:\/\/\/path\/to\/socket or tcp:\/\/host:port/,
+    );
+    expect(() => settings({ RUNPLANE_DOCKER_SERVER_ID: 'Has Spaces' })).toThrow(
+      /RUNPLANE_DOCKER_SERVER_ID must be/,
+    );
+    expect(() => settings({ RUNPLANE_DOCKER_STOP_GRACE_SECONDS: '-1' })).toThrow(
+      /RUNPLANE_DOCKER_STOP_GRACE_SECONDS must be an integer/,
+    );
+  });
+});
 
 /** The docker provider against a real engine API: podman's Docker-compatible socket. */
 const podman = await startPodman('docker compute provider (apps/pod-rest)');
