@@ -82,6 +82,8 @@ export class DockerComputeProvider extends ComputeProvider {
   private diskLimits = true;
   private adopted: string[] = [];
   private released = false;
+  /** Ends the long requests (wait, followed logs) when the server lets go of its containers. */
+  private readonly lifetime = new AbortController();
 
   constructor(
     private readonly o: DockerOptions,
@@ -183,10 +185,9 @@ export class DockerComputeProvider extends ComputeProvider {
             this.emitStatus(this.describe(t, summary), this.onListenerError);
         },
       });
-      if (t.stopRequested)
-        return this.finish(t, { exitCode: null, reason: 'stopped while pulling' });
+      if (isOver(t)) return; // stopped while pulling
       await this.launch(spec, t);
-      this.emitStatus(this.describe(t), this.onListenerError);
+      if (!isOver(t)) this.emitStatus(this.describe(t), this.onListenerError);
     } catch (err) {
       const reason =
         err instanceof ImagePullError
@@ -221,13 +222,16 @@ export class DockerComputeProvider extends ComputeProvider {
     };
     await this.createVolumes(spec);
     const container = await this.create(spec, options);
-    t.containerId = container.id;
     try {
+      // Stopped while it was being created: it never runs.
+      if (isOver(t)) throw new Error('stopped before it started');
       await container.start();
     } catch (err) {
       await container.remove({ force: true, v: true }).catch(() => undefined);
+      if (isOver(t)) return;
       throw err;
     }
+    t.containerId = container.id;
     t.state = 'running';
     t.startedAt = new Date();
     t.placement = await this.placementOf(container.id);
@@ -306,6 +310,7 @@ export class DockerComputeProvider extends ComputeProvider {
         stdout: true,
         stderr: true,
         since,
+        abortSignal: this.lifetime.signal,
       })) as NodeJS.ReadableStream & { destroy: () => void };
       t.streams.push(stream);
       const out = new PassThrough();
@@ -321,7 +326,7 @@ export class DockerComputeProvider extends ComputeProvider {
     })().catch(() => undefined);
     void (async () => {
       try {
-        await container.wait();
+        await container.wait({ abortSignal: this.lifetime.signal });
       } catch {
         if (this.released) return;
         // The wait was cut (engine restarted): whatever state it is in now decides.
@@ -388,7 +393,11 @@ export class DockerComputeProvider extends ComputeProvider {
     if (!t) return null;
     if (t.state === 'exited') return this.describe(t);
     t.stopRequested = true;
-    if (t.state === 'pending' && !t.containerId) return t.ended; // the pull ends it
+    if (t.state === 'pending' && !t.containerId) {
+      // Still pulling: it ends now; the pull goes on (the image stays) but nothing is started.
+      this.finish(t, { exitCode: null, reason: 'stopped before it started (pulling its image)' });
+      return t.ended;
+    }
     t.state = 'stopping';
     const graceMs = options.graceMs ?? this.o.defaultGraceMs ?? DEFAULT_STOP_GRACE_MS;
     try {
@@ -419,6 +428,7 @@ export class DockerComputeProvider extends ComputeProvider {
   /** Containers outlive the server (adopted when it starts again): only the watching stops. */
   async releaseAll(): Promise<void> {
     this.released = true;
+    this.lifetime.abort();
     for (const t of this.tracked.values()) {
       t.streams.forEach((s) => s.destroy());
       t.streams = [];
@@ -565,6 +575,9 @@ export class DockerComputeProvider extends ComputeProvider {
   private readonly onListenerError = (err: unknown) =>
     this.logger.error({ err: String(err) }, 'compute listener failed');
 }
+
+/** Ended (a check that survives awaits: TypeScript keeps a narrowed `t.state` across them). */
+const isOver = (t: Tracked) => t.state === 'exited';
 
 /** dockerode's connection options for a DOCKER_HOST value. */
 export function dockerConnection(dockerHost: string): Docker.DockerOptions {
