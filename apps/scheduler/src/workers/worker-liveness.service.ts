@@ -24,6 +24,9 @@ export class WorkerLiveness {
    */
   async lost(workers: LostWorker[], now: Date, reason: string): Promise<void> {
     for (const w of workers) {
+      // The back-off first: requeueing wakes the autoscaler, which must already see it.
+      if (w.managed && w.diedYoung)
+        await this.endpoints.recordStartFailure(w.endpointId, startBackoffMs, now);
       const { requeued, failed } = await this.requeue(w.endpointId, w.id, now, reason);
       this.logger.warn(
         {
@@ -36,8 +39,6 @@ export class WorkerLiveness {
         },
         'worker is unhealthy; its jobs go back to the queue',
       );
-      if (w.managed && w.diedYoung)
-        await this.endpoints.recordStartFailure(w.endpointId, startBackoffMs, now);
       this.changes.changed(w.endpointId, ANY_JOB, { scaling: true });
     }
   }
