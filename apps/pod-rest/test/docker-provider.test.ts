@@ -3,18 +3,83 @@ import { createLogger, RunplaneConfig } from '@runplane/platform';
 import {
   CONTAINERS_CONF,
   nodeImage,
+  podmanAvailable,
   startPodman,
   type PodmanService,
 } from '@runplane/test-support';
 import Docker from 'dockerode';
 import path from 'node:path';
 import type { LogLine, WorkloadSpec, WorkloadStatus } from '../src/compute/compute-provider.js';
-import { LABELS } from '../src/compute/docker/container-config.js';
+import { containerConfig, LABELS } from '../src/compute/docker/container-config.js';
 import {
   DockerComputeProvider,
   type DockerOptions,
 } from '../src/compute/docker/docker-compute-provider.js';
 import { PodRestSettings } from '../src/settings.js';
+
+describe('docker container config', () => {
+  const spec: WorkloadSpec = {
+    id: 'w1',
+    image: 'ghcr.io/acme/worker:1',
+    entrypoint: [],
+    command: [],
+    env: {
+      RUNPOD_WEBHOOK_GET_JOB: 'http://127.0.0.1:8080/v2/ep/job-take/w1?gpu=L4',
+      RUNPOD_WEBHOOK_POST_OUTPUT: 'http://127.0.0.1:8080/v2/ep/job-done/w1/$ID',
+      OTHER_URL: 'http://127.0.0.1:9000/',
+    },
+    secretEnv: { RUNPOD_AI_API_KEY: 'key-value' },
+    ports: ['8888/http', '22/tcp', '8888/tcp'],
+    resources: { vcpuCount: 16, memoryInGb: 2, gpuDeviceIds: ['GPU-0', 'GPU-2'] },
+    disks: { containerDiskInGb: 20 },
+    labels: { ownerId: 'user_1', endpointId: 'ep', slsVersion: '3' },
+  };
+  const options = {
+    serverId: 's1',
+    network: 'bridge',
+    hostAlias: 'host.docker.internal',
+    addHostGateway: true,
+    engineCpus: 4,
+    diskLimits: true,
+    publishAddress: '',
+  };
+
+  it("maps a spec: the image's own command, worker URLs on the host alias, ports, limits, the allocated GPUs as a device request", () => {
+    const c = containerConfig(spec, options);
+    expect(c).not.toHaveProperty('Cmd');
+    expect(c).not.toHaveProperty('Entrypoint');
+    expect(c.Env).toEqual([
+      'RUNPOD_WEBHOOK_GET_JOB=http://host.docker.internal:8080/v2/ep/job-take/w1?gpu=L4',
+      'RUNPOD_WEBHOOK_POST_OUTPUT=http://host.docker.internal:8080/v2/ep/job-done/w1/$ID',
+      'OTHER_URL=http://127.0.0.1:9000/',
+      'RUNPOD_AI_API_KEY=key-value',
+    ]);
+    expect(JSON.stringify(c.Labels)).not.toContain('key-value');
+    expect(c.ExposedPorts).toEqual({ '8888/tcp': {}, '22/tcp': {} });
+    expect(c.HostConfig).toMatchObject({
+      NetworkMode: 'bridge',
+      PortBindings: { '8888/tcp': [{ HostIp: '', HostPort: '' }] },
+      ExtraHosts: ['host.docker.internal:host-gateway'],
+      NanoCpus: 4e9, // at most the engine's CPUs
+      Memory: 2 * 1024 ** 3,
+      DeviceRequests: [
+        { Driver: 'nvidia', DeviceIDs: ['GPU-0', 'GPU-2'], Capabilities: [['gpu']] },
+      ],
+      StorageOpt: { size: '20G' },
+    });
+    const host = containerConfig(
+      { ...spec, resources: {}, command: ['python', '-u', 'handler.py'] },
+      { ...options, network: 'host', diskLimits: false },
+    );
+    expect(host.Cmd).toEqual(['python', '-u', 'handler.py']);
+    expect(host.Env).toContain(
+      'RUNPOD_WEBHOOK_GET_JOB=http://127.0.0.1:8080/v2/ep/job-take/w1?gpu=L4',
+    );
+    expect(host).not.toHaveProperty('ExposedPorts');
+    expect(host.HostConfig).not.toHaveProperty('DeviceRequests');
+    expect(host.HostConfig).not.toHaveProperty('StorageOpt');
+  });
+});
 
 describe('docker provider settings', () => {
   const settings = (raw: Record<string, string>) =>
@@ -50,12 +115,11 @@ describe('docker provider settings', () => {
 });
 
 /** The docker provider against a real engine API: podman's Docker-compatible socket. */
-const podman = await startPodman('docker compute provider (apps/pod-rest)');
-const suite = podman ? describe : describe.skip;
+const suite = podmanAvailable('docker compute provider (apps/pod-rest)') ? describe : describe.skip;
 const POD_APP = path.join(path.dirname(CONTAINERS_CONF), 'pod-app.mjs');
 
 suite('DockerComputeProvider (podman API socket)', () => {
-  const service = podman as PodmanService;
+  let service: PodmanService;
   const serverId = `t${Date.now().toString(36)}`;
   let image: string;
   let engine: Docker;
@@ -118,7 +182,8 @@ suite('DockerComputeProvider (podman API socket)', () => {
       })
     )[0];
 
-  beforeAll(() => {
+  beforeAll(async () => {
+    service = await startPodman();
     image = nodeImage(service, 'runplane-pod-app', { '/app/pod-app.mjs': POD_APP }, [
       '/usr/local/bin/node',
       '/app/pod-app.mjs',
@@ -127,13 +192,16 @@ suite('DockerComputeProvider (podman API socket)', () => {
   }, 120_000);
 
   afterAll(async () => {
-    for (const p of providers) await p.releaseAll();
-    for (const c of await engine.listContainers({
-      all: true,
-      filters: { label: [`${LABELS.server}=${serverId}`] },
-    }))
-      await engine.getContainer(c.Id).remove({ force: true });
-    await service.stop();
+    try {
+      for (const p of providers) await p.releaseAll();
+      for (const c of (await engine?.listContainers({
+        all: true,
+        filters: { label: [`${LABELS.server}=${serverId}`] },
+      })) ?? [])
+        await engine.getContainer(c.Id).remove({ force: true });
+    } finally {
+      await service?.stop();
+    }
   }, 60_000);
 
   it('runs the image with its env, labels and published port; stdout and stderr are the logs; a stop is SIGTERM and is recorded', async () => {

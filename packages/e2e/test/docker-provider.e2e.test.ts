@@ -4,6 +4,7 @@ import {
   nodeImage,
   REGISTRY_PASSWORD,
   REGISTRY_USER,
+  podmanAvailable,
   startPodman,
   type PodmanService,
 } from '@runplane/test-support';
@@ -24,8 +25,7 @@ import {
 } from './support/runplane-process.js';
 
 const SUPPORT = path.dirname(fileURLToPath(import.meta.url));
-const podman = await startPodman('docker provider (e2e)');
-const suite = podman ? describe : describe.skip;
+const suite = podmanAvailable('docker provider (e2e)') ? describe : describe.skip;
 
 /**
  * The docker compute provider end to end: one standalone server (the real CLI) with
@@ -34,7 +34,7 @@ const suite = podman ? describe : describe.skip;
  * HTTP app) and its CMD is the protocol worker.
  */
 suite('docker compute provider (standalone, podman API)', () => {
-  const service = podman as PodmanService;
+  let service: PodmanService;
   const workDir = tempDir('docker');
   const dataDir = path.join(workDir, 'data');
   const serverId = `e2e${randomBytes(4).toString('hex')}`;
@@ -107,6 +107,7 @@ suite('docker compute provider (standalone, podman API)', () => {
   };
 
   beforeAll(async () => {
+    service = await startPodman();
     image = nodeImage(
       service,
       'runplane-e2e-worker',
@@ -129,6 +130,7 @@ suite('docker compute provider (standalone, podman API)', () => {
   }, 180_000);
 
   afterAll(async () => {
+    if (!service) return;
     try {
       await killAll();
       for (const label of [

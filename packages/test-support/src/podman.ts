@@ -30,18 +30,26 @@ export interface PodmanService {
 }
 
 /**
- * Starts podman's Docker-compatible API (`podman system service`) on a socket of its own for a
- * test suite, with a private registry beside it when `docker-registry` is installed. Without
- * podman (or not as root) the suite is skipped loudly; with RUNPLANE_REQUIRE_INTEGRATION=1 (CI)
- * that is a failure.
+ * Whether a suite that drives podman can run here (podman installed, running as root). When not,
+ * the suite is skipped loudly; with RUNPLANE_REQUIRE_INTEGRATION=1 (CI) that is a failure.
  */
-export async function startPodman(suite: string): Promise<PodmanService | null> {
+export function podmanAvailable(suite: string): boolean {
   const missing = !hasCommand('podman')
     ? 'podman is not installed'
     : process.getuid?.() !== 0
       ? 'podman tests run as root (rootless podman needs a user session)'
       : undefined;
-  if (missing) return skip(suite, missing);
+  if (!missing) return true;
+  skip(suite, missing);
+  return false;
+}
+
+/**
+ * Starts podman's Docker-compatible API (`podman system service`) on a socket of its own for a
+ * test suite (in its beforeAll; `stop()` in its afterAll), with a private registry beside it when
+ * `docker-registry` is installed.
+ */
+export async function startPodman(): Promise<PodmanService> {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'runplane-podman-'));
   const children: ChildProcess[] = [];
   let registry: string | undefined;
@@ -171,14 +179,13 @@ function contentsOf(source: string): Buffer {
   return Buffer.concat(parts);
 }
 
-function skip(suite: string, why: string): null {
+function skip(suite: string, why: string): void {
   const message = `${suite}: ${why}`;
   if (process.env.RUNPLANE_REQUIRE_INTEGRATION === '1')
     throw new Error(`${message} (RUNPLANE_REQUIRE_INTEGRATION=1)`);
   fs.mkdirSync(SKIP_DIR, { recursive: true });
   fs.appendFileSync(path.join(SKIP_DIR, `${process.pid}.txt`), `${message}\n`);
   process.stderr.write(`\n!!! SKIPPED integration suite — ${message}\n\n`);
-  return null;
 }
 
 function hasCommand(command: string): boolean {
