@@ -202,6 +202,7 @@ suite('console (browser)', () => {
 
     await page.getByLabel('Status').selectOption('CANCELLED');
     await page.getByRole('link', { name: held[0] }).waitFor();
+    await page.getByRole('link', { name: held[1] }).waitFor();
     expect(await page.getByRole('link', { name: failed[0] }).count()).toBe(0);
   });
 

@@ -9,15 +9,16 @@ export interface Loaded<T> {
 }
 
 /**
- * Runs `load` when `deps` change and again every `refreshMs` (when given), keeping the last data
- * while it reloads; answers of an older run never overwrite a newer one.
+ * Runs `load` when `deps` change (forgetting the data of the old ones) and again every `refreshMs`
+ * (when given), keeping the last data while it refreshes; answers of an older run never overwrite a
+ * newer one.
  */
 export function useLoad<T>(
   load: () => Promise<T>,
   deps: readonly unknown[],
   refreshMs?: number,
 ): Loaded<T> {
-  const [data, setData] = useState<T>();
+  const [loaded, setLoaded] = useState<{ data: T; deps: readonly unknown[] }>();
   const [error, setError] = useState<string | null>(null);
   const [loading, setLoading] = useState(true);
   const [tick, setTick] = useState(0);
@@ -30,7 +31,7 @@ export function useLoad<T>(
     load().then(
       (value) => {
         if (mine !== run.current) return;
-        setData(value);
+        setLoaded({ data: value, deps });
         setError(null);
         setLoading(false);
       },
@@ -49,7 +50,9 @@ export function useLoad<T>(
     return () => clearInterval(timer);
   }, [refreshMs, reload]);
 
-  return { data, error, loading, reload };
+  // An answer for other arguments (another filter, another page) is not shown for these.
+  const current = loaded && sameDeps(loaded.deps, deps) ? loaded.data : undefined;
+  return { data: current, error, loading, reload };
 }
 
 /** Runs one action at a time; its error is kept until the next run. */
@@ -75,3 +78,6 @@ export function useAction(): {
   }, []);
   return { busy, error, run };
 }
+
+const sameDeps = (a: readonly unknown[], b: readonly unknown[]) =>
+  a.length === b.length && a.every((v, i) => Object.is(v, b[i]));

@@ -21,7 +21,7 @@ export function BarChart({
   unit?: string;
   format?(value: number): string;
 }) {
-  const width = 360;
+  const width = 480;
   const height = 150;
   const top = 18;
   const bottom = 30;

@@ -61,8 +61,11 @@ export function formatMs(ms: number | null | undefined): string {
 /** JSON as readable text, in a scrollable block. */
 export function JsonBlock({ value, label }: { value: unknown; label: string }) {
   return (
-    <pre className="json" aria-label={label} tabIndex={0}>
-      {value === undefined ? '–' : JSON.stringify(value, null, 2)}
-    </pre>
+    <figure className="block">
+      <figcaption>{label}</figcaption>
+      <pre className="json" aria-label={label} tabIndex={0}>
+        {value === undefined ? '–' : JSON.stringify(value, null, 2)}
+      </pre>
+    </figure>
   );
 }

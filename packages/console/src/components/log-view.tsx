@@ -63,7 +63,9 @@ export function LogView({
       <ErrorNote error={error} />
       <pre ref={box} aria-label={label} tabIndex={0} className="log-lines">
         {lines.length === 0
-          ? 'No lines yet.'
+          ? follow
+            ? 'No lines yet.'
+            : 'No lines.'
           : lines.map((line, i) => (
               <span key={i} className={line.stream === 'stderr' ? 'stderr' : undefined}>
                 {line.stream === 'stderr' ? '[stderr] ' : ''}

@@ -73,8 +73,8 @@ export function EndpointPage({ endpointId }: { endpointId: string }) {
         </dl>
       )}
       {e && <WaitingReasons waiting={e.waiting} />}
-      {e && <EndpointWorkersPanel endpointId={endpointId} version={e.version} />}
       <EndpointMetricsPanel endpointId={endpointId} />
+      {e && <EndpointWorkersPanel endpointId={endpointId} version={e.version} />}
     </>
   );
 }

@@ -61,8 +61,8 @@ export function TestJobForm({ endpointId, onSent }: { endpointId: string; onSent
           value={mode}
           onChange={(e) => setMode(e.target.value as 'run' | 'runsync')}
           options={[
-            { value: 'run', label: 'run (queue it, stream the result)' },
-            { value: 'runsync', label: 'runsync (wait for the result)' },
+            { value: 'run', label: 'run: queue, stream' },
+            { value: 'runsync', label: 'runsync: wait' },
           ]}
         />
         <div className="actions">
@@ -81,7 +81,7 @@ export function TestJobForm({ endpointId, onSent }: { endpointId: string; onSent
             </Link>{' '}
             {job.status && <StatusBadge status={job.status} />}
           </p>
-          {chunks.length > 0 && <JsonBlock label="Stream chunks so far" value={chunks} />}
+          {chunks.length > 0 && <JsonBlock label="Stream chunks" value={chunks} />}
           {job.output !== undefined && <JsonBlock label="Output" value={job.output} />}
           {job.error && <JsonBlock label="Error" value={job.error} />}
         </div>
