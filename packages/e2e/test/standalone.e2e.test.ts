@@ -2,6 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import path from 'node:path';
 import {
   ADMIN_KEY,
+  CLI,
   http,
   killAll,
   notAnswering,
@@ -29,7 +30,8 @@ describe('standalone server (runplane start)', () => {
   let jobId: string;
 
   beforeAll(async () => {
-    server = startRunplane('standalone', ['start'], env, workDir);
+    // The first start on an empty data dir (the other suites start on an initialised copy).
+    server = startRunplane('standalone', ['start'], env, workDir, CLI, { freshDataDir: true });
     const ready = await server.waitForReady(60_000);
     url = ready.url;
     recordTiming(

@@ -1,4 +1,4 @@
-import { spawn, type ChildProcess } from 'node:child_process';
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -15,6 +15,15 @@ export const TIMINGS_FILE = path.join(os.tmpdir(), 'runplane-e2e-timings.txt');
 export const ADMIN_KEY = 'e2e-admin-key-0123456789abcdef';
 
 /**
+ * Names a directory made for the Jest run (global-setup.mjs) where the first standalone server
+ * leaves a data dir that `runplane migrate` initialised (see dataDirTemplate). A standalone server
+ * of the repository's CLI whose data dir does not exist yet starts on a copy of it: creating an
+ * embedded database (initdb) takes seconds, ~10 s on a busy 2-core machine, and every suite paid
+ * it. Suites that test the first start itself ask for a fresh directory (StartOptions).
+ */
+export const DATA_DIR_TEMPLATE_VAR = 'RUNPLANE_E2E_DATA_DIR_TEMPLATE';
+
+/**
  * Variables of the test process that must not leak into a server: they would change its run mode
  * (NATS_URL, DATABASE_URL*), its port, or test-only switches (RUNPLANE_*; Jest sets NODE_ENV=test).
  */
@@ -25,6 +34,30 @@ export interface Exit {
   signal: NodeJS.Signals | null;
   /** Milliseconds from the stop request (or from the spawn when nobody asked) to the exit. */
   ms: number;
+}
+
+/**
+ * The environment of a server the suites start: the test process's, less the variables that
+ * would change its run mode (CONTROLLED), plus `env` (undefined removes a variable).
+ */
+function serverEnv(env: Record<string, string | undefined>): NodeJS.ProcessEnv {
+  const childEnv: NodeJS.ProcessEnv = {};
+  for (const [k, v] of Object.entries(process.env))
+    if (!CONTROLLED.test(k) && v !== undefined) childEnv[k] = v;
+  // Info level: the suites read the "runplane ready at <url>" line (PORT=0 picks a free port).
+  // Every test user may run commands on the local provider (the operator's opt-in); the suite
+  // of workload isolation checks the default.
+  Object.assign(childEnv, {
+    HOST: '127.0.0.1',
+    PORT: '0',
+    LOG_LEVEL: 'info',
+    RUNPLANE_LOCAL_RUN_USERS: 'all',
+  });
+  for (const [k, v] of Object.entries(env)) {
+    if (v === undefined) delete childEnv[k];
+    else childEnv[k] = v;
+  }
+  return childEnv;
 }
 
 /** One `runplane` CLI process, started in its own process group so the whole group can be killed. */
@@ -43,24 +76,12 @@ export class RunplaneProcess {
     env: Record<string, string | undefined>,
     readonly logFile: string,
     cli = CLI,
+    options: StartOptions = {},
   ) {
-    const childEnv: NodeJS.ProcessEnv = {};
-    for (const [k, v] of Object.entries(process.env))
-      if (!CONTROLLED.test(k) && v !== undefined) childEnv[k] = v;
-    // Info level: the suites read the "runplane ready at <url>" line (PORT=0 picks a free port).
-    // Every test user may run commands on the local provider (the operator's opt-in); the suite
-    // of workload isolation checks the default.
-    Object.assign(childEnv, {
-      HOST: '127.0.0.1',
-      PORT: '0',
-      LOG_LEVEL: 'info',
-      RUNPLANE_LOCAL_RUN_USERS: 'all',
-    });
-    for (const [k, v] of Object.entries(env)) {
-      if (v === undefined) delete childEnv[k];
-      else childEnv[k] = v;
-    }
+    const childEnv = serverEnv(env);
     fs.mkdirSync(path.dirname(logFile), { recursive: true });
+    if (cli === CLI && !options.freshDataDir && args[0] === 'start' && !args.includes('--service'))
+      seedDataDir(childEnv.RUNPLANE_DATA_DIR, path.dirname(logFile));
     this.logStream = fs.createWriteStream(logFile);
     this.child = spawn(process.execPath, [cli, ...args], {
       cwd: path.dirname(logFile), // a relative path the server writes lands in the suite's temp dir
@@ -184,18 +205,73 @@ export class RunplaneProcess {
   }
 }
 
+export interface StartOptions {
+  /** Start on an empty data dir, not on a copy of the run's initialised one (DATA_DIR_TEMPLATE_VAR). */
+  freshDataDir?: boolean;
+}
+
+/** Copies the run's initialised data dir to `dataDir` when it does not exist yet. */
+function seedDataDir(dataDir: string | undefined, cwd: string): void {
+  if (!dataDir || dataDir === 'memory') return;
+  const target = path.resolve(cwd, dataDir);
+  if (fs.existsSync(target)) return;
+  const template = dataDirTemplate();
+  if (template) fs.cpSync(template, target, { recursive: true });
+}
+
+/**
+ * The run's initialised data dir, made by the first server that needs it: `runplane migrate` into
+ * a staging dir, renamed into place (a suite running beside this one may do the same; the first
+ * rename wins). Undefined outside a Jest run of this package (no DATA_DIR_TEMPLATE_VAR).
+ */
+function dataDirTemplate(): string | undefined {
+  const runDir = process.env[DATA_DIR_TEMPLATE_VAR];
+  if (!runDir) return undefined;
+  const template = path.join(runDir, 'data');
+  if (fs.existsSync(template)) return template;
+  const staging = fs.mkdtempSync(path.join(runDir, 'staging-'));
+  try {
+    const started = Date.now();
+    const migrate = spawnSync(process.execPath, [CLI, 'migrate'], {
+      env: serverEnv({ RUNPLANE_DATA_DIR: path.join(staging, 'data') }),
+      encoding: 'utf8',
+      timeout: 180_000,
+    });
+    if (migrate.status !== 0)
+      throw new Error(
+        `runplane migrate (the suites' data dir template) failed: ${migrate.error ?? `exit ${migrate.status}`}\n${migrate.stdout}${migrate.stderr}`,
+      );
+    try {
+      fs.renameSync(path.join(staging, 'data'), template);
+    } catch (err) {
+      if (!fs.existsSync(template)) throw err;
+    }
+    recordTiming(
+      `data dir template: runplane migrate took ${((Date.now() - started) / 1000).toFixed(1)} s (standalone servers start on a copy)`,
+    );
+    return template;
+  } finally {
+    fs.rmSync(staging, { recursive: true, force: true });
+  }
+}
+
 /** Every process still running: killed by killAll() (afterAll) and, as a last resort, at exit. */
 const running = new Set<RunplaneProcess>();
 
-/** Starts the repository's CLI, or another copy of it (`cli`: its bin/runplane.js). */
+/**
+ * Starts the repository's CLI, or another copy of it (`cli`: its bin/runplane.js). A standalone
+ * server of the repository's CLI gets a copy of the run's initialised data dir unless
+ * `options.freshDataDir` (see DATA_DIR_TEMPLATE_VAR).
+ */
 export function startRunplane(
   name: string,
   args: string[],
   env: Record<string, string | undefined>,
   logDir: string,
   cli = CLI,
+  options: StartOptions = {},
 ): RunplaneProcess {
-  return new RunplaneProcess(name, args, env, path.join(logDir, `${name}.log`), cli);
+  return new RunplaneProcess(name, args, env, path.join(logDir, `${name}.log`), cli, options);
 }
 
 /** Stops every process the suite started (TERM, then KILL), whole process groups. */
