@@ -112,6 +112,21 @@ describe('docker provider settings', () => {
       /RUNPLANE_DOCKER_STOP_GRACE_SECONDS must be an integer/,
     );
   });
+
+  it('an engine that does not answer stops the start saying where it was looked for', async () => {
+    const docker = new DockerComputeProvider(
+      {
+        dockerHost: 'unix:///nonexistent/docker.sock',
+        serverId: 's1',
+        network: 'bridge',
+        publishAddress: '',
+      },
+      createLogger({ level: 'silent' }),
+    );
+    await expect(docker.onModuleInit()).rejects.toThrow(
+      /the container engine at DOCKER_HOST=unix:\/\/\/nonexistent\/docker\.sock does not answer/,
+    );
+  });
 });
 
 /** The docker provider against a real engine API: podman's Docker-compatible socket. */

@@ -95,7 +95,12 @@ export class DockerComputeProvider extends ComputeProvider {
 
   /** Reaches the engine and adopts this server's containers (running ones tracked, ended ones reported). */
   async onModuleInit(): Promise<void> {
-    const engine = await this.engineInfo();
+    const engine = await this.engineInfo().catch((err: unknown) => {
+      throw new Error(
+        `RUNPLANE_COMPUTE_PROVIDER=docker: the container engine at DOCKER_HOST=${this.o.dockerHost} does not answer (${engineMessage(err)}); ` +
+          'start Docker (or `podman system service`) or point DOCKER_HOST at it. See docs/compute.md.',
+      );
+    });
     this.logger.info(
       {
         dockerHost: this.o.dockerHost,
