@@ -275,6 +275,23 @@ suite('DockerComputeProvider (podman API socket)', () => {
     expect(exit).toMatchObject({ state: 'exited', exitCode: 3, stopRequested: false });
   });
 
+  it('memoryInGb is enforced: a container over it is killed (exit 137, OOMKilled where the engine says so)', async () => {
+    const docker = await provider();
+    const s = spec({
+      command: [
+        '/usr/local/bin/node',
+        '-e',
+        'const a = []; for (;;) a.push(Buffer.alloc(1 << 20, 1));',
+      ],
+      resources: { memoryInGb: 0.125 },
+    });
+    await docker.start(s);
+    const exit = await until(() => exits.get(s.id), 'the exit');
+    expect(exit).toMatchObject({ exitCode: 137, stopRequested: false });
+    // Docker reports State.OOMKilled; podman 4.3 on cgroup v2 leaves it false.
+    expect([undefined, 'OOMKilled']).toContain(exit.reason);
+  });
+
   it("the Pod's volume outlives its containers and is deleted with the Pod", async () => {
     const docker = await provider();
     const key = `vol${serverId}`;
