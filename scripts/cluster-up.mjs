@@ -55,8 +55,15 @@ const routes = [
   ['/graphql', 'template-graphql'],
   ['/healthz', 'queue-api'],
   ['/readyz', 'queue-api'],
-  ['/', 'template-graphql'], // the console (web UI); last: every other path
+  // The console (web UI): its page `/` only, its files and its pages' paths (never /metrics or /docs).
+  ['/', 'template-graphql'],
+  ...['assets', ...consoleSections()].map((section) => [`/${section}`, 'template-graphql']),
 ];
+/** The first path segments of the console's pages (packages/console/routes.json). */
+function consoleSections() {
+  const file = path.join(root, 'packages/console/routes.json');
+  return JSON.parse(fs.readFileSync(file, 'utf8')).sections;
+}
 const dbName = (service) => `${namespace}_${service.replace(/-/g, '_')}`;
 
 // The vault's master key (production mode needs one): a local key file per namespace, kept with
@@ -159,7 +166,9 @@ function start(s, env) {
 const portOf = Object.fromEntries(services.map((s) => [s.name, s.port]));
 const upstreamAgent = new http.Agent({ keepAlive: true, maxSockets: 512 });
 const gateway = http.createServer((req, res) => {
-  const route = routes.find(([prefix]) => req.url.startsWith(prefix));
+  const route = routes.find(([prefix]) =>
+    prefix === '/' ? /^\/(\?|$)/.test(req.url) : req.url.startsWith(prefix),
+  );
   if (!route) {
     res.writeHead(404, { 'content-type': 'application/json' });
     return res.end(

@@ -21,6 +21,16 @@ type Json = Record<string, any>;
 
 let results: Record<string, CheckResult>;
 const objects = (dir: string) => results[dir].objects;
+/** `/`, `/assets` and a path per section of the console's pages (packages/console/routes.json). */
+const consolePaths = (): string[] => [
+  '/',
+  '/assets',
+  ...(
+    JSON.parse(
+      fs.readFileSync(path.join(INFRA_DIR, '..', 'packages/console/routes.json'), 'utf8'),
+    ) as { sections: string[] }
+  ).sections.map((s) => `/${s}`),
+];
 const get = (dir: string, kind: string, name: string, namespace = 'runplane') =>
   objects(dir).find(
     (o) => o.kind === kind && o.metadata.name === name && o.metadata.namespace === namespace,
@@ -70,10 +80,16 @@ describe.each(KUSTOMIZATIONS)('%s', (dir) => {
   it('routes the public paths like the local cluster gateway (scripts/cluster-up.mjs)', () => {
     const script = fs.readFileSync(path.join(INFRA_DIR, '..', 'scripts', 'cluster-up.mjs'), 'utf8');
     const routesSource = /const routes = \[([\s\S]*?)\n\];/.exec(script)?.[1] ?? '';
-    const gateway = [...routesSource.matchAll(/\['([^']+)', '([^']+)'\]/g)].map((m) => [
-      m[1] === '/' ? '/' : m[1].replace(/\/$/, ''),
-      m[2],
-    ]);
+    const gateway = [
+      ...[...routesSource.matchAll(/\['([^']+)', '([^']+)'\]/g)].map((m) => [
+        m[1] === '/' ? '/' : m[1].replace(/\/$/, ''),
+        m[2],
+      ]),
+      // Spread into the gateway's table from the console's own list.
+      ...consolePaths()
+        .slice(1)
+        .map((p) => [p, 'template-graphql']),
+    ];
     expect(gateway.length).toBeGreaterThan(5);
     const ingress = get(dir, 'Ingress', 'runplane')!;
     const paths = ingress.spec.rules[0].http.paths.map((p: Json) => [
@@ -83,10 +99,13 @@ describe.each(KUSTOMIZATIONS)('%s', (dir) => {
     expect(paths.sort()).toEqual(gateway.sort());
   });
 
-  it('routes / to the one service that serves the console (RUNPLANE_CONSOLE=true)', () => {
+  it("routes the console's paths, and only those, to the one service that serves it (RUNPLANE_CONSOLE=true)", () => {
     const ingress = get(dir, 'Ingress', 'runplane')!;
-    const root = ingress.spec.rules[0].http.paths.find((p: Json) => p.path === '/');
-    expect(root).toMatchObject({ pathType: 'Prefix' });
+    const paths: Json[] = ingress.spec.rules[0].http.paths;
+    const root = paths.find((p) => p.path === '/');
+    expect(root).toMatchObject({ pathType: 'Exact' }); // not a catch-all: /metrics stays unrouted
+    const console = paths.filter((p) => p.backend.service.name === root.backend.service.name);
+    expect(console.map((p) => p.path).filter((p) => p !== '/graphql')).toEqual(consolePaths());
     const serving = SERVICES.filter((name) =>
       get(dir, 'Deployment', name)!.spec.template.spec.containers[0].env.some(
         (e: Json) => e.name === 'RUNPLANE_CONSOLE' && e.value === 'true',
