@@ -167,6 +167,7 @@ export function loadConfig(
         'OTEL_EXPORTER_OTLP_ENDPOINT',
         'RUNPLANE_PUBLIC_URL',
         'RUNPLANE_TRUST_PROXY',
+        'RUNPLANE_CONSOLE',
       ])
       .filter((k) => env[k] !== undefined && env[k] !== '')
       .map((k) => [k, env[k]]),
