@@ -1,6 +1,6 @@
 import type { JobRecord } from '@runplane/contracts';
 import { isFinalStatus } from '@runplane/contracts/client';
-import { useState, type FormEvent } from 'react';
+import { useEffect, useRef, useState, type FormEvent } from 'react';
 import { useSession } from '../api/session-context';
 import { useAction } from '../api/use-load';
 import { ErrorNote, JsonBlock, StatusBadge } from '../components/feedback';
@@ -15,6 +15,14 @@ export function TestJobForm({ endpointId, onSent }: { endpointId: string; onSent
   const [job, setJob] = useState<(Partial<JobRecord> & { id: string }) | null>(null);
   const [chunks, setChunks] = useState<unknown[]>([]);
   const send = useAction();
+  // The stream is read until the job ends, or until this form goes away.
+  const mounted = useRef(true);
+  useEffect(() => {
+    mounted.current = true;
+    return () => {
+      mounted.current = false;
+    };
+  }, []);
 
   const submit = async (event: FormEvent) => {
     event.preventDefault();
@@ -39,13 +47,15 @@ export function TestJobForm({ endpointId, onSent }: { endpointId: string; onSent
       const accepted = await queue.run(body);
       setJob(accepted);
       onSent();
-      for (;;) {
+      while (mounted.current) {
         const page = await queue.streamOnce(accepted.id, { waitMs: 5000 });
         if (page.stream.length) setChunks((all) => [...all, ...page.stream.map((c) => c.output)]);
         setJob((j) => ({ ...j, id: accepted.id, status: page.status }));
-        if (isFinalStatus(page.status)) break;
+        if (isFinalStatus(page.status)) {
+          setJob(await queue.status(accepted.id));
+          break;
+        }
       }
-      setJob(await queue.status(accepted.id));
     });
   };
 
