@@ -144,15 +144,18 @@ export class PodRestSettings {
       ),
     };
     const dockerHost = env.DOCKER_HOST?.trim() || 'unix:///var/run/docker.sock';
-    if (!/^(unix:\/\/\/.+|(tcp|http|https):\/\/[^/]+\/?)$/.test(dockerHost))
-      throw new Error(
-        `invalid configuration: DOCKER_HOST must be unix:///path/to/socket or tcp://host:port (got ${JSON.stringify(dockerHost)}). See docs/compute.md.`,
-      );
     const serverId = env.RUNPLANE_DOCKER_SERVER_ID?.trim() || defaultServerId(config);
-    if (!/^[a-z0-9][a-z0-9_.-]{0,62}$/.test(serverId))
-      throw new Error(
-        `invalid configuration: RUNPLANE_DOCKER_SERVER_ID must be lowercase letters, digits, ".", "_" or "-" (at most 63; got ${JSON.stringify(serverId)}). See docs/compute.md.`,
-      );
+    // Checked only for the docker provider: DOCKER_HOST may be set for other tools (ssh://...).
+    if (this.computeProvider === 'docker') {
+      if (!/^(unix:\/\/\/.+|(tcp|http|https):\/\/[^/]+\/?)$/.test(dockerHost))
+        throw new Error(
+          `invalid configuration: DOCKER_HOST must be unix:///path/to/socket or tcp://host:port (got ${JSON.stringify(dockerHost)}). See docs/compute.md.`,
+        );
+      if (!/^[a-z0-9][a-z0-9_.-]{0,62}$/.test(serverId))
+        throw new Error(
+          `invalid configuration: RUNPLANE_DOCKER_SERVER_ID must be lowercase letters, digits, ".", "_" or "-" (at most 63; got ${JSON.stringify(serverId)}). See docs/compute.md.`,
+        );
+    }
     this.docker = {
       dockerHost,
       serverId,

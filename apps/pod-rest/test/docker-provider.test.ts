@@ -102,12 +102,15 @@ describe('docker provider settings', () => {
     expect(() => settings({ RUNPLANE_COMPUTE_PROVIDER: 'dokcer' })).toThrow(
       /RUNPLANE_COMPUTE_PROVIDER must be "local", "kubernetes" or "docker" \(got "dokcer"\)/,
     );
-    expect(() => settings({ DOCKER_HOST: '/var/run/docker.sock' })).toThrow(
+    const docker = { RUNPLANE_COMPUTE_PROVIDER: 'docker' };
+    expect(() => settings({ ...docker, DOCKER_HOST: '/var/run/docker.sock' })).toThrow(
       /DOCKER_HOST must be unix:\/\/\/path\/to\/socket or tcp:\/\/host:port/,
     );
-    expect(() => settings({ RUNPLANE_DOCKER_SERVER_ID: 'Has Spaces' })).toThrow(
+    expect(() => settings({ ...docker, RUNPLANE_DOCKER_SERVER_ID: 'Has Spaces' })).toThrow(
       /RUNPLANE_DOCKER_SERVER_ID must be/,
     );
+    // Another provider ignores a DOCKER_HOST set for other tools.
+    expect(settings({ DOCKER_HOST: 'ssh://me@build-host' }).computeProvider).toBe('local');
     expect(() => settings({ RUNPLANE_DOCKER_STOP_GRACE_SECONDS: '-1' })).toThrow(
       /RUNPLANE_DOCKER_STOP_GRACE_SECONDS must be an integer/,
     );
