@@ -252,7 +252,7 @@ suite('docker compute provider (standalone, podman API)', () => {
     await podWhen(podId, 'running again', (x) => x.portMappings?.['8080'] > 0);
   });
 
-  it('a restarted server adopts the running container (Pod still RUNNING) and removes an orphan, leaving other servers alone', async () => {
+  it('a server restarted after a crash adopts the running container (Pod still RUNNING) and removes an orphan, leaving other servers alone', async () => {
     const [running] = await engine.containers(`io.runplane.pod=${podId}`);
     // What a crash in the middle of a start leaves behind, and a container of another server.
     const orphan = await engine.run(image, {
@@ -263,7 +263,9 @@ suite('docker compute provider (standalone, podman API)', () => {
       'io.runplane.server': `${serverId}-other`,
       'io.runplane.workload': 'foreign-1',
     });
-    await server.stopGroup(30_000);
+    // A crash: nothing of the server runs its shutdown.
+    server.signalGroup('SIGKILL');
+    await server.waitForExit(30_000);
     await start('docker-2');
 
     const p = await pod(podId);
