@@ -206,6 +206,26 @@ suite('console (browser)', () => {
     expect(await page.getByRole('link', { name: failed[0] }).count()).toBe(0);
   });
 
+  it('shows a rolling release in progress after a template edit, until the busy worker is replaced', async () => {
+    const release = path.join(workDir, 'release-rolling');
+    const held = (await api('POST', `/v2/${endpointId}/run`, { input: { wait_for_file: release } }))
+      .id as string;
+    await eventually(async () => (await jobStatus(held)) === 'IN_PROGRESS', 'held job taken');
+
+    await page.getByRole('link', { name: 'Templates' }).click();
+    await page.getByRole('button', { name: 'Edit template console-probe' }).click();
+    await page.getByLabel(/^Environment/).fill('GREETING=hi from version 2');
+    await page.getByRole('button', { name: 'Save template' }).click();
+    await page.getByRole('cell', { name: 'console-probe', exact: true }).waitFor();
+
+    await page.getByRole('link', { name: 'Endpoints' }).click();
+    await page.getByRole('link', { name: 'console-echo' }).click();
+    await page.getByText('Rolling release to version 2 in progress').waitFor();
+    await page.getByRole('cell', { name: '1 (older)' }).waitFor();
+    fs.writeFileSync(release, '');
+    await page.getByText('Rolling release to version 2 in progress').waitFor({ state: 'hidden' });
+  });
+
   it('shows a readonly key what its user has, without a single write button', async () => {
     const admin = await api('GET', '/v1/apikeys/current');
     const readonly = await api('POST', '/v1/apikeys', {
@@ -245,6 +265,27 @@ suite('console (browser)', () => {
     } finally {
       await viewer.close();
     }
+  });
+
+  it('edits an endpoint and deletes it (after confirming)', async () => {
+    await page.goto(`${url}/endpoints/${endpointId}/edit`);
+    await page.getByLabel('Workers max').fill('2');
+    await page.getByLabel('Idle timeout (s)').fill('30');
+    await page.getByRole('button', { name: 'Save' }).click();
+    await page.getByRole('heading', { name: 'Endpoint console-echo' }).waitFor();
+    expect(await api('GET', `/v1/endpoints/${endpointId}`)).toMatchObject({
+      workersMax: 2,
+      idleTimeout: 30,
+    });
+
+    page.once('dialog', (dialog) => void dialog.accept());
+    await page.getByRole('button', { name: 'Delete' }).click();
+    await page.getByRole('heading', { name: 'Endpoints' }).waitFor();
+    await page.getByText('No endpoints yet.').waitFor();
+    const gone = await http('GET', `${url}/v1/endpoints/${endpointId}`, {
+      key: `Bearer ${ADMIN_KEY}`,
+    });
+    expect(gone.status).toBe(404);
   });
 
   it('signs out: the key is forgotten and a reload asks for one again', async () => {
