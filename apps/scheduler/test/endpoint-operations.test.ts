@@ -7,6 +7,7 @@ import {
   SchedulerRpc,
   VaultRpc,
   type Endpoint,
+  type GpuShortage,
   type StartWorkerRequest,
 } from '@runplane/contracts';
 import { createHash } from 'node:crypto';
@@ -21,6 +22,8 @@ describe('endpoint operations: workers, waiting reasons, metrics', () => {
   const started: StartWorkerRequest[] = [];
   /** Endpoints whose starts pod-rest refuses as it does a user who may not run commands locally. */
   const refusing = new Set<string>();
+  /** Endpoints whose starts pod-rest answers with a GPU shortage (a machine with too few free GPUs). */
+  const lackingGpus = new Map<string, GpuShortage>();
 
   const endpoint = async (config: Record<string, unknown>) =>
     (
@@ -79,6 +82,8 @@ describe('endpoint operations: workers, waiting reasons, metrics', () => {
           undefined,
           'LOCAL_COMMANDS_NOT_ALLOWED',
         );
+      const shortage = lackingGpus.get(req.endpointId);
+      if (shortage) return { gpuShortage: shortage };
       started.push(req);
       return { podId: req.workerId };
     });
@@ -117,6 +122,57 @@ describe('endpoint operations: workers, waiting reasons, metrics', () => {
       }),
     ])
       expect(err.status).toBe(404);
+  });
+
+  it('too few free GPUs: GPUS_BUSY with the numbers, no worker kept, no back-off; the worker starts once they are free', async () => {
+    const ep = await endpoint({ workersMin: 0, workersMax: 1, gpuCount: 2 });
+    lackingGpus.set(ep, { needed: 2, free: 1, total: 4 });
+    await submit(ep);
+    const busy = await until(
+      async () => (await get(ep)).waiting?.reasons.find((r) => r.code === 'GPUS_BUSY'),
+      30_000,
+      'GPUS_BUSY',
+    );
+    expect(busy).toEqual({
+      code: 'GPUS_BUSY',
+      message: expect.stringMatching(/needs 2 GPUs and 1 of the machine's 4 are free/),
+      gpusNeeded: 2,
+      gpusFree: 1,
+      gpusTotal: 4,
+    });
+    expect(await reasonsOf(ep)).toEqual(['GPUS_BUSY']);
+    expect(await workers(ep)).toEqual([]);
+    lackingGpus.delete(ep);
+    const start = await startOf(ep);
+    expect(start.gpuCount).toBe(2);
+    await until(
+      async () => !(await reasonsOf(ep)).includes('GPUS_BUSY'),
+      30_000,
+      'GPUS_BUSY to go',
+    );
+  });
+
+  it('more GPUs than the machine has: NOT_ENOUGH_GPUS (the start is refused and backs off)', async () => {
+    const ep = await endpoint({ workersMin: 0, workersMax: 1, gpuCount: 8 });
+    lackingGpus.set(ep, { needed: 8, free: 2, total: 2 });
+    await submit(ep);
+    const never = await until(
+      async () => (await get(ep)).waiting?.reasons.find((r) => r.code === 'NOT_ENOUGH_GPUS'),
+      30_000,
+      'NOT_ENOUGH_GPUS',
+    );
+    expect(never).toEqual({
+      code: 'NOT_ENOUGH_GPUS',
+      message: expect.stringMatching(/needs 8 GPUs \(gpuCount\) and this machine has 2/),
+      gpusNeeded: 8,
+      gpusFree: 2,
+      gpusTotal: 2,
+    });
+    expect(await reasonsOf(ep)).toEqual(['NOT_ENOUGH_GPUS', 'START_REFUSED']);
+    expect((await workers(ep))[0]).toMatchObject({
+      state: 'EXITED',
+      reason: expect.stringContaining('NOT_ENOUGH_GPUS'),
+    });
   });
 
   it('a refused start backs off: START_REFUSED names the refusal and the next try; the worker is listed as EXITED', async () => {

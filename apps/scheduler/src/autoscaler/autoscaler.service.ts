@@ -17,8 +17,9 @@ import { WorkerKeys } from '../workers/worker-keys.js';
 import { startBackoffMs } from '../store/worker-rules.js';
 import { WorkerLiveness } from '../workers/worker-liveness.service.js';
 import { WorkersRepository, type WorkerRow } from '../store/workers.repository.js';
+import { GpuWaits } from './gpu-waits.js';
 import { PublicUrl } from './public-url.js';
-import { decideScaling, type ScaleWorker, type WorkerStopReason } from './scaling-policy.js';
+import { decideScaling, toScaleWorker, type WorkerStopReason } from './scaling-policy.js';
 import { gpuLabel, workerEnv } from './worker-env.js';
 
 /** Delay before retrying a worker stop that pod-rest did not confirm. */
@@ -64,6 +65,7 @@ export class Autoscaler implements OnApplicationBootstrap, OnModuleDestroy {
     private readonly bus: Bus,
     private readonly keys: WorkerKeys,
     private readonly liveness: WorkerLiveness,
+    private readonly gpuWaits: GpuWaits,
     @Inject(LOGGER) private readonly logger: Logger,
   ) {}
 
@@ -155,7 +157,9 @@ export class Autoscaler implements OnApplicationBootstrap, OnModuleDestroy {
         if (this.busy.has(endpoint.id)) continue;
         const mine = workers.filter((w) => w.endpointId === endpoint.id);
         const q = stats.find((s) => s.endpointId === endpoint.id);
-        const backoff = !!endpoint.startBackoffUntil && endpoint.startBackoffUntil > now;
+        const backoff =
+          (!!endpoint.startBackoffUntil && endpoint.startBackoffUntil > now) ||
+          this.gpuWaits.holding(endpoint.id, now);
         const decision = decideScaling(
           endpoint as EndpointRow & { scalerType: 'QUEUE_DELAY' | 'REQUEST_COUNT' },
           {
@@ -234,7 +238,7 @@ export class Autoscaler implements OnApplicationBootstrap, OnModuleDestroy {
         workerId,
       });
       stage = 'start the worker (pod-rest)';
-      const { podId } = await this.bus.request(
+      const answer = await this.bus.request(
         PodRpc.startWorker,
         {
           ownerId: endpoint.ownerId,
@@ -260,6 +264,10 @@ export class Autoscaler implements OnApplicationBootstrap, OnModuleDestroy {
         },
         { timeoutMs: 60_000 },
       );
+      if ('gpuShortage' in answer)
+        return await this.gpuWaits.lacked(endpoint, workerId, answer.gpuShortage);
+      const { podId } = answer;
+      await this.gpuWaits.cleared(endpoint);
       await this.workers.setPod(endpoint.id, workerId, podId);
       this.logger.info(
         { endpointId: endpoint.id, workerId, podId, version: endpoint.version },
@@ -284,8 +292,10 @@ export class Autoscaler implements OnApplicationBootstrap, OnModuleDestroy {
           .catch(() => {});
       }
       // A service that is not answering is retried on the next tick; a refused start backs off.
-      if (!unavailable)
+      if (!unavailable) {
         await this.endpoints.recordStartFailure(endpoint.id, startBackoffMs, new Date());
+        await this.gpuWaits.cleared(endpoint); // refused for another reason
+      }
       this.warn(
         endpoint.id,
         { endpointId: endpoint.id, status, err: err instanceof Error ? err.message : String(err) },
@@ -377,21 +387,4 @@ function refusal(err: unknown): string {
   if (!(err instanceof Error)) return `start refused: ${String(err)}`;
   const code = err instanceof RunplaneError && err.code ? ` (${err.code})` : '';
   return `start refused: ${err.message}${code}`;
-}
-
-function toScaleWorker(w: WorkerRow, jobs: number, now: Date): ScaleWorker {
-  const since = Math.max(
-    w.lastBusyAt?.getTime() ?? 0,
-    w.firstSeenAt?.getTime() ?? 0,
-    w.createdAt.getTime(),
-  );
-  return {
-    id: w.id,
-    managed: w.managed,
-    state: w.state as ScaleWorker['state'],
-    jobs,
-    idleMs: now.getTime() - since,
-    version: w.version,
-    stopRequested: w.stopRequested,
-  };
 }

@@ -1,4 +1,5 @@
 import type { ScalerType } from '@runplane/contracts';
+import type { WorkerRow } from '../store/workers.repository.js';
 
 /**
  * The autoscaler's decisions as a pure function of one endpoint's configuration, queue and
@@ -116,4 +117,22 @@ export function decideScaling(
 
 function clamp(n: number, min: number, max: number): number {
   return Math.max(min, Math.min(max, n));
+}
+
+/** A worker row as the policy sees it: idle since its last job, first call-in or creation. */
+export function toScaleWorker(w: WorkerRow, jobs: number, now: Date): ScaleWorker {
+  const since = Math.max(
+    w.lastBusyAt?.getTime() ?? 0,
+    w.firstSeenAt?.getTime() ?? 0,
+    w.createdAt.getTime(),
+  );
+  return {
+    id: w.id,
+    managed: w.managed,
+    state: w.state as ScaleWorker['state'],
+    jobs,
+    idleMs: now.getTime() - since,
+    version: w.version,
+    stopRequested: w.stopRequested,
+  };
 }

@@ -2,7 +2,7 @@ import { Injectable } from '@nestjs/common';
 import type { EndpointWaiting, WaitingReason } from '@runplane/contracts';
 import type { Worker as WorkerRow } from '../generated/prisma/client.js';
 import { EndpointOperationsRepository } from '../store/endpoint-operations.repository.js';
-import type { EndpointRow } from '../store/endpoints.repository.js';
+import { gpuShortageOf, type EndpointRow } from '../store/endpoints.repository.js';
 
 const REFUSED = 'start refused:';
 const plural = (n: number, what: string) => `${n} ${what}${n === 1 ? '' : 's'}`;
@@ -50,6 +50,18 @@ export function reasons(
       },
     ];
   const out: WaitingReason[] = [];
+  // pod-rest's last answer about the machine's GPUs, while it is about this hardware.
+  const gpus = gpuShortageOf(e);
+  const shortage =
+    gpus && e.computeType !== 'CPU' && gpus.needed === e.gpuCount
+      ? { gpusNeeded: gpus.needed, gpusFree: gpus.free, gpusTotal: gpus.total }
+      : undefined;
+  if (shortage && shortage.gpusNeeded > shortage.gpusTotal)
+    out.push({
+      code: 'NOT_ENOUGH_GPUS',
+      message: `a worker needs ${plural(shortage.gpusNeeded, 'GPU')} (gpuCount) and this machine has ${shortage.gpusTotal}: no worker can start; lower the endpoint's gpuCount`,
+      ...shortage,
+    });
   const live = workers.filter(
     (w) => (w.state === 'initializing' || w.state === 'ready') && !w.stopRequested,
   );
@@ -58,6 +70,12 @@ export function reasons(
     out.push({
       code: 'WORKERS_STARTING',
       message: `${plural(starting.length, 'worker')} starting, not called in yet`,
+    });
+  if (shortage && shortage.gpusNeeded <= shortage.gpusTotal)
+    out.push({
+      code: 'GPUS_BUSY',
+      message: `a worker needs ${plural(shortage.gpusNeeded, 'GPU')} and ${shortage.gpusFree} of the machine's ${shortage.gpusTotal} are free (the others run other workloads): it starts when enough are freed`,
+      ...shortage,
     });
   if (e.startBackoffUntil && e.startBackoffUntil > now) {
     // The last worker that failed: ended, or found dead and about to be stopped.

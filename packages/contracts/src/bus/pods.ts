@@ -28,9 +28,21 @@ export class StopWorkerRequest extends OwnedRequest {
   @IsString() @IsNotEmpty() workerId!: string;
 }
 
-export interface StartWorkerResponse {
-  podId: string;
+/**
+ * GPUs a workload needs that the machine cannot give now: it has `total`, `free` of them are not
+ * given to another workload, and the workload needs `needed` (whole GPUs, each to one workload).
+ */
+export interface GpuShortage {
+  needed: number;
+  free: number;
+  total: number;
 }
+
+/**
+ * The worker's Pod; or, on a machine whose GPUs pod-rest hands out, the GPUs it lacks: nothing was
+ * started or recorded (the scheduler tries again when `needed <= total`, and refuses otherwise).
+ */
+export type StartWorkerResponse = { podId: string } | { gpuShortage: GpuShortage };
 
 /** How Pods use a template (for template-graphql's delete rules, spec deleteTemplate 2 and 3). */
 export interface TemplatePodUsage {

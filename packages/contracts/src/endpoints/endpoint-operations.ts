@@ -45,13 +45,18 @@ export interface EndpointWorker {
  * started and have not called in yet. START_BACKOFF: workers failed to start or died young; the
  * next start waits (`nextAttemptAt`). START_REFUSED: the last start was refused (no permission to
  * run commands, an unknown secret, a template without a command); starts are retried with the same
- * back-off. THROTTLED: the endpoint runs as many workers as its workersMax allows and all are busy.
+ * back-off. GPUS_BUSY: a worker needs more GPUs than the machine has free now (the others are given
+ * to running workloads); it starts when enough are freed. NOT_ENOUGH_GPUS: a worker needs more GPUs
+ * than the machine has at all; it can never start (lower the endpoint's gpuCount). THROTTLED: the
+ * endpoint runs as many workers as its workersMax allows and all are busy.
  */
 export const WAITING_REASON_CODES = [
   'NO_WORKERS_ALLOWED',
   'WORKERS_STARTING',
   'START_BACKOFF',
   'START_REFUSED',
+  'GPUS_BUSY',
+  'NOT_ENOUGH_GPUS',
   'THROTTLED',
 ] as const;
 export type WaitingReasonCode = (typeof WAITING_REASON_CODES)[number];
@@ -71,6 +76,12 @@ export interface WaitingReason {
   reason?: string | null;
   /** START_BACKOFF: the last lines its process wrote, when pod-rest still has them. */
   logs?: string[];
+  /** GPUS_BUSY, NOT_ENOUGH_GPUS: GPUs a worker needs (the endpoint's gpuCount). */
+  gpusNeeded?: number;
+  /** GPUS_BUSY, NOT_ENOUGH_GPUS: GPUs of the machine not given to a workload when last tried. */
+  gpusFree?: number;
+  /** GPUS_BUSY, NOT_ENOUGH_GPUS: GPUs of the machine. */
+  gpusTotal?: number;
 }
 
 /** On an endpoint with queued jobs: how many, and why they wait. */
