@@ -31,6 +31,7 @@ import { TemplatesService } from './templates/templates.service.js';
 import { WorkersBusController } from './workers/workers.bus-controller.js';
 import { WorkersService } from './workers/workers.service.js';
 import { WorkloadLifecycle } from './workloads/workload-lifecycle.js';
+import { GpuAllocator } from './gpus/gpu-allocator.js';
 
 export const POD_REST_MIGRATIONS = fileURLToPath(new URL('../prisma/migrations', import.meta.url));
 
@@ -61,6 +62,7 @@ export const POD_REST_MIGRATIONS = fileURLToPath(new URL('../prisma/migrations',
   ],
   providers: [
     WorkloadLifecycle,
+    GpuAllocator,
     WorkersService,
     PodsRepository,
     TemplatesService,

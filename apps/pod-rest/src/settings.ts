@@ -40,6 +40,11 @@ export class PodRestSettings {
    * plus a list of user ids. The local provider cannot contain a command the way a container can.
    */
   readonly localRunUsers: { all: boolean; userIds: string[] };
+  /**
+   * The host's GPUs instead of what nvidia-smi lists: `none`, or GPUs as nvidia-smi's
+   * `index, uuid, name, memory.total` lines separated by `;` (docs/compute.md, "GPUs").
+   */
+  readonly gpus?: string;
   /** Workload logs kept in the database, per Pod (docs/configuration.md): the oldest lines go first. */
   readonly logs: { maxLines: number; maxBytes: number };
   /** Kubernetes provider settings. */
@@ -119,6 +124,7 @@ export class PodRestSettings {
       all: runUsers.includes('all'),
       userIds: runUsers.filter((u) => u !== 'admins' && u !== 'all'),
     };
+    this.gpus = env.RUNPLANE_GPUS?.trim() || undefined;
     this.logs = {
       maxLines: intSetting(env, 'RUNPLANE_LOG_MAX_LINES', 10_000, 1, 10_000_000),
       maxBytes: intSetting(env, 'RUNPLANE_LOG_MAX_BYTES', 4 * 1024 * 1024, 1024, 1024 ** 3),

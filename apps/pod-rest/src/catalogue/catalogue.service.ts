@@ -1,9 +1,11 @@
-import { Inject, Injectable } from '@nestjs/common';
+import { Inject, Injectable, Optional } from '@nestjs/common';
 import { LOGGER, type Logger } from '@runplane/platform';
 import { readFileSync, statSync } from 'node:fs';
 import { parse } from 'yaml';
 import { PodRestSettings } from '../settings.js';
+import { HostGpus } from '../gpus/host-gpus.js';
 import { validateCatalogue, type Catalogue } from './catalogue.schema.js';
+import { withHostGpus } from './host-gpu-types.js';
 
 export class CatalogueError extends Error {
   override readonly name = 'CatalogueError';
@@ -38,7 +40,8 @@ export function loadCatalogueFile(file: string): Catalogue {
  * The catalogue in force. Loaded (and validated) when the service is built, so an invalid file
  * stops pod-rest at start with a clear message. While running, the file is checked for edits at
  * most every `RUNPLANE_CATALOGUE_RECHECK_MS`: a valid edit takes effect, an invalid one is logged
- * and the previous catalogue kept.
+ * and the previous catalogue kept. The host's GPUs, when pod-rest hands them out, complete it
+ * (`withHostGpus`).
  */
 @Injectable()
 export class CatalogueService {
@@ -49,8 +52,9 @@ export class CatalogueService {
   constructor(
     private readonly settings: PodRestSettings,
     @Inject(LOGGER) private readonly logger: Logger,
+    @Optional() private readonly hostGpus?: HostGpus,
   ) {
-    this.current = loadCatalogueFile(settings.catalogueFile);
+    this.current = this.load();
     this.mtimeMs = this.mtime();
   }
 
@@ -62,7 +66,7 @@ export class CatalogueService {
       if (mtime !== this.mtimeMs) {
         this.mtimeMs = mtime;
         try {
-          this.current = loadCatalogueFile(this.settings.catalogueFile);
+          this.current = this.load();
           this.logger.info({ file: this.settings.catalogueFile }, 'catalogue reloaded');
         } catch (err) {
           this.logger.error(
@@ -73,6 +77,10 @@ export class CatalogueService {
       }
     }
     return this.current;
+  }
+
+  private load(): Catalogue {
+    return withHostGpus(loadCatalogueFile(this.settings.catalogueFile), this.hostGpus?.gpus ?? []);
   }
 
   private mtime(): number {

@@ -3,6 +3,7 @@ import { Bus } from '@runplane/bus';
 import { VaultRpc } from '@runplane/contracts';
 import { LOGGER, type Logger } from '@runplane/platform';
 import { CatalogueService } from '../catalogue/catalogue.service.js';
+import { HostGpus } from '../gpus/host-gpus.js';
 import { PodRestSettings } from '../settings.js';
 import { ComputeProvider } from './compute-provider.js';
 import { LocalComputeProvider } from './local-compute-provider.js';
@@ -19,6 +20,13 @@ import { LocalRunPolicy } from './local-run-policy.js';
     LocalRunPolicy,
     PodRestSettings,
     CatalogueService,
+    {
+      // Before the catalogue and the allocator: both read it.
+      provide: HostGpus,
+      inject: [PodRestSettings, LOGGER],
+      useFactory: (settings: PodRestSettings, logger: Logger) =>
+        HostGpus.detect({ provider: settings.computeProvider, override: settings.gpus }, logger),
+    },
     {
       provide: ComputeProvider,
       inject: [PodRestSettings, LOGGER, Bus],
@@ -62,6 +70,6 @@ import { LocalRunPolicy } from './local-run-policy.js';
       },
     },
   ],
-  exports: [ComputeProvider, PodRestSettings, CatalogueService, LocalRunPolicy],
+  exports: [ComputeProvider, PodRestSettings, CatalogueService, LocalRunPolicy, HostGpus],
 })
 export class ComputeModule {}

@@ -138,6 +138,7 @@ export class LocalComputeProvider
           ...(user ? { HOME: user.home } : {}),
           ...spec.env,
           ...spec.secretEnv,
+          ...gpuEnv(spec.resources?.gpuDeviceIds),
         },
         cwd: user?.home ?? this.options.cwd,
         ...(user ? { uid: user.uid, gid: user.uid } : {}),
@@ -419,6 +420,19 @@ export class LocalComputeProvider
       if (this.workloads.get(old)?.exitedAt) this.workloads.delete(old);
     }
   }
+}
+
+/**
+ * The GPUs a process may use, winning over its own env: exactly those assigned (CUDA and NVIDIA's
+ * container convention, by UUID, so CUDA's device order does not matter); none (`""`) for a
+ * workload without GPUs on a host that has some; nothing set where pod-rest assigns no GPUs. CUDA
+ * honours it; a process could still open the devices itself (docs/compute.md, "GPUs").
+ */
+export function gpuEnv(gpuDeviceIds: string[] | undefined): Record<string, string> {
+  if (!gpuDeviceIds) return {};
+  if (!gpuDeviceIds.length) return { CUDA_VISIBLE_DEVICES: '' };
+  const ids = gpuDeviceIds.join(',');
+  return { CUDA_VISIBLE_DEVICES: ids, NVIDIA_VISIBLE_DEVICES: ids };
 }
 
 function inheritedEnv(): Record<string, string> {

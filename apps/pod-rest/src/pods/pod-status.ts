@@ -18,6 +18,9 @@ export const statusChange = {
   podRunningOn: (machineId: string, at: Date) => `Running on ${machineId}: ${at.toISOString()}`,
   podNotStarted: (reason: string, at: Date) => `Not started (${reason}): ${at.toISOString()}`,
   podStopping: (at: Date) => `Stopping: ${at.toISOString()}`,
+  podWaitingForGpus: (gpus: { needed: number; free: number; total: number }, at: Date) =>
+    `Waiting for GPUs (needs ${gpus.needed}, ${gpus.free} of ${gpus.total} free): ${at.toISOString()}`,
+  podStoppedWaiting: (at: Date) => `Stopped (while waiting for GPUs): ${at.toISOString()}`,
   podExited: (
     exit: {
       exitCode: number | null;

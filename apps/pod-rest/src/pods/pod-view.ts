@@ -10,7 +10,8 @@ import {
   podCost,
   savingsPlanView,
 } from '../catalogue/pricing.js';
-import { ComputeProvider } from '../compute/compute-provider.js';
+import { ComputeProvider, type MachineFacts } from '../compute/compute-provider.js';
+import { HostGpus } from '../gpus/host-gpus.js';
 import {
   NetworkVolumesService,
   type MountableVolume,
@@ -32,6 +33,7 @@ export class PodViews {
     private readonly compute: ComputeProvider,
     private readonly bus: Bus,
     private readonly volumes: NetworkVolumesService,
+    private readonly hostGpus: HostGpus,
   ) {}
 
   async render(row: PodRow, include: PodIncludes = {}): Promise<Pod> {
@@ -47,7 +49,10 @@ export class PodViews {
     const machines = new Map<string, Awaited<ReturnType<ComputeProvider['describeMachine']>>>();
     if (include.includeMachine) {
       for (const id of new Set(rows.map((r) => this.machineIdOf(r)).filter(Boolean)))
-        machines.set(id, await this.compute.describeMachine(id).catch(() => null));
+        machines.set(
+          id,
+          this.withHostGpus(id, await this.compute.describeMachine(id).catch(() => null)),
+        );
     }
     const volumes = new Map<string, MountableVolume>();
     if (include.includeNetworkVolume) {
@@ -118,6 +123,16 @@ export class PodViews {
         pod.template = templates.get(row.templateId);
       return pod;
     });
+  }
+
+  /** This host's GPUs are those pod-rest hands out (RUNPLANE_GPUS may name others than nvidia-smi). */
+  private withHostGpus(machineId: string, facts: MachineFacts | null): MachineFacts | null {
+    if (!facts || !this.hostGpus.gpus.length || machineId !== this.compute.defaultMachineId())
+      return facts;
+    return {
+      ...facts,
+      gpus: this.hostGpus.gpus.map((g) => ({ name: g.name, memoryInGb: g.memoryInGb })),
+    };
   }
 
   /** Where it runs or last ran; the local provider has one machine, so a Pod that never ran is on it too. */

@@ -52,6 +52,8 @@ export interface PodChanges {
   publicIp?: string | null;
   portMappings?: Record<string, number>;
   deletedAt?: Date;
+  gpuIds?: string[];
+  gpuWaitSince?: Date | null;
   // What a user may edit (PodUpdateInput).
   name?: string;
   image?: string;
@@ -153,7 +155,26 @@ export class PodsRepository {
 
   /** Pods meant to be running on some compute workload (checked against the provider at start-up). */
   findRunningWithWorkload(): Promise<PodRow[]> {
-    return this.db.pod.findMany({ where: { desiredStatus: 'RUNNING', computeRef: { not: null } } });
+    return this.db.pod.findMany({
+      where: { desiredStatus: 'RUNNING', computeRef: { not: null }, gpuWaitSince: null },
+    });
+  }
+
+  /** Host GPUs held by runs that have not ended. */
+  async gpuIdsInUse(): Promise<string[]> {
+    const rows = await this.db.pod.findMany({
+      where: { gpuIds: { isEmpty: false } },
+      select: { gpuIds: true },
+    });
+    return rows.flatMap((r) => r.gpuIds);
+  }
+
+  /** Users' Pods waiting for GPUs, oldest first. */
+  waitingForGpus(): Promise<PodRow[]> {
+    return this.db.pod.findMany({
+      where: { gpuWaitSince: { not: null }, desiredStatus: 'RUNNING', deletedAt: null },
+      orderBy: [{ gpuWaitSince: 'asc' }, { id: 'asc' }],
+    });
   }
 
   /**

@@ -1,4 +1,9 @@
-import { Inject, Injectable, type OnApplicationBootstrap } from '@nestjs/common';
+import {
+  Inject,
+  Injectable,
+  type OnApplicationBootstrap,
+  type OnApplicationShutdown,
+} from '@nestjs/common';
 import { Bus } from '@runplane/bus';
 import {
   MAX_POD_NAME,
@@ -24,7 +29,8 @@ import { PodRestSettings } from '../settings.js';
 import { statusChange } from './pod-status.js';
 import { PodViews, type PodIncludes } from './pod-view.js';
 import { PodsRepository, type PodChanges, type PodFilter, type PodRow } from './pods.repository.js';
-import { WorkloadLifecycle } from '../workloads/workload-lifecycle.js';
+import { GpuAllocator } from '../gpus/gpu-allocator.js';
+import { gpusNeeded, WorkloadLifecycle } from '../workloads/workload-lifecycle.js';
 
 /** Fields whose change alters what runs: a running Pod is restarted with them. */
 const RUNTIME_FIELDS = [
@@ -44,13 +50,18 @@ const DAY_MS = 86_400_000;
  * Pods of users (RunPod REST v1 `/v1/pods`): created from an image or a template,
  * started, stopped, restarted, reset, updated and deleted by their owner. Each run of a Pod is one
  * workload of the compute provider, named `<podId>-<run>` so that the exit of an earlier run can
- * never be taken for the current one; WorkloadLifecycle runs it. Serverless worker Pods are
- * WorkersService's; here they are only read.
+ * never be taken for the current one; WorkloadLifecycle runs it. A Pod that needs more of the
+ * host's GPUs than are free waits (`gpuWaitSince`) and starts, oldest first, when enough are
+ * freed. Serverless worker Pods are WorkersService's; here they are only read.
  */
 @Injectable()
-export class PodsService implements OnApplicationBootstrap {
+export class PodsService implements OnApplicationBootstrap, OnApplicationShutdown {
   /** Actions per Pod run one after another on this instance (start while a stop is under way...). */
   private readonly locks = new Map<string, Promise<unknown>>();
+  /** The pass starting waiting Pods, and whether GPUs were freed while it ran (another pass). */
+  private resuming?: Promise<void>;
+  private resumeAgain = false;
+  private readonly unsubscribe: () => void;
 
   constructor(
     private readonly pods: PodsRepository,
@@ -63,11 +74,22 @@ export class PodsService implements OnApplicationBootstrap {
     private readonly volumes: NetworkVolumesService,
     private readonly runPolicy: LocalRunPolicy,
     private readonly lifecycle: WorkloadLifecycle,
+    private readonly gpus: GpuAllocator,
     @Inject(LOGGER) private readonly logger: Logger,
-  ) {}
+  ) {
+    this.unsubscribe = lifecycle.onGpusFreed(() => this.resumeWaiting());
+  }
 
   async onApplicationBootstrap(): Promise<void> {
     await this.pods.purgeDeleted(new Date(Date.now() - DAY_MS));
+    // Pods that waited for GPUs when the server stopped wait on, once the runs lost meanwhile
+    // have given theirs back.
+    void this.lifecycle.reconciled.then(() => this.resumeWaiting());
+  }
+
+  async onApplicationShutdown(): Promise<void> {
+    this.unsubscribe();
+    await this.resuming;
   }
 
   // ---- reads ---------------------------------------------------------------------------------
@@ -118,6 +140,7 @@ export class PodsService implements OnApplicationBootstrap {
       ]);
     }
     const hardware = sizePod(catalogue, body);
+    this.assertGpusExist(gpusNeeded(hardware));
     const env = { ...(template?.env ?? {}), ...(body.env ?? {}) };
     await this.secretEnv.resolve(principal.userId, env); // an unknown secret is a 400 now, not a failed start later
     const entrypoint = body.dockerEntrypoint ?? template?.dockerEntrypoint ?? [];
@@ -215,6 +238,7 @@ export class PodsService implements OnApplicationBootstrap {
         desiredStatus: 'TERMINATED',
         deletedAt: now,
         lastStatusChange: statusChange.podTerminated(now),
+        gpuWaitSince: null,
       });
       await this.halt(pod, 'deletion');
       await this.compute
@@ -242,7 +266,13 @@ export class PodsService implements OnApplicationBootstrap {
       const pod = await this.owned(principal, podId);
       if (pod.locked) throw podLocked(pod.id, 'stopped');
       const now = new Date();
-      if (pod.desiredStatus !== 'EXITED')
+      if (pod.gpuWaitSince)
+        await this.pods.update(pod.id, {
+          desiredStatus: 'EXITED',
+          gpuWaitSince: null,
+          lastStatusChange: statusChange.podStoppedWaiting(now),
+        });
+      else if (pod.desiredStatus !== 'EXITED')
         await this.pods.update(pod.id, {
           desiredStatus: 'EXITED',
           lastStatusChange: statusChange.podStopping(now),
@@ -276,7 +306,8 @@ export class PodsService implements OnApplicationBootstrap {
   /**
    * Starts a new run of the Pod (`<podId>-<run>`). A start that fails leaves the Pod EXITED saying
    * why, and the caller gets the Pod (RunPod answers a Pod whatever its state), except for the
-   * refusals of checkRunnable and the local run policy.
+   * refusals of checkRunnable, the local run policy and a GPU count the host can never give. Too
+   * few free GPUs: the Pod waits for them (RUNNING, `Waiting for GPUs (...)`).
    */
   private async launch(pod: PodRow): Promise<PodRow> {
     await this.runPolicy.assertMayRun(pod.ownerId);
@@ -292,7 +323,8 @@ export class PodsService implements OnApplicationBootstrap {
       });
       return this.pods.reload(pod.id);
     }
-    await this.lifecycle.start(pod, {
+    this.assertGpusExist(gpusNeeded(pod));
+    const outcome = await this.lifecycle.start(pod, {
       ref: `${pod.id}-${pod.runs + 1}`,
       extraEnv: { RUNPOD_POD_ID: pod.id },
       persistentVolume: true,
@@ -302,7 +334,46 @@ export class PodsService implements OnApplicationBootstrap {
         ...(pod.templateId ? { templateId: pod.templateId } : {}),
       },
     });
+    if (!outcome.started && outcome.cause === 'gpus') {
+      await this.pods.update(pod.id, {
+        desiredStatus: 'RUNNING',
+        gpuWaitSince: pod.gpuWaitSince ?? now,
+        lastStatusChange: statusChange.podWaitingForGpus(outcome.shortage, now),
+      });
+      if (!pod.gpuWaitSince)
+        this.logger.info({ podId: pod.id, ...outcome.shortage }, 'pod waits for GPUs');
+    }
     return this.pods.reload(pod.id);
+  }
+
+  /**
+   * Starts the Pods waiting for GPUs, oldest first, each as far as the free GPUs go (a later Pod
+   * that needs fewer may start before an earlier one that needs more). One pass at a time; GPUs
+   * freed during a pass run another.
+   */
+  private resumeWaiting(): void {
+    if (this.resuming) {
+      this.resumeAgain = true;
+      return;
+    }
+    this.resuming = (async () => {
+      do {
+        this.resumeAgain = false;
+        for (const waiting of await this.pods.waitingForGpus()) {
+          await this.exclusive(waiting.id, async () => {
+            const pod = await this.pods.reload(waiting.id);
+            if (!pod.gpuWaitSince || pod.desiredStatus !== 'RUNNING' || pod.deletedAt) return;
+            if (await this.gpus.shortage(gpusNeeded(pod))) return; // still too few: waits on
+            await this.launch(pod);
+          }).catch((err) =>
+            this.logger.error(
+              { podId: waiting.id, err: String(err) },
+              'could not start a pod that waited for GPUs',
+            ),
+          );
+        }
+      } while (this.resumeAgain);
+    })().finally(() => (this.resuming = undefined));
   }
 
   /** Stops the Pod's current workload, if any, and waits for its end. */
@@ -315,6 +386,17 @@ export class PodsService implements OnApplicationBootstrap {
   }
 
   // ---- helpers -------------------------------------------------------------------------------
+
+  /** A Pod that needs more GPUs than this host has would wait for ever: refused instead. */
+  private assertGpusExist(needed: number): void {
+    if (!this.gpus.enabled || needed <= this.gpus.total) return;
+    throw new RunplaneError(
+      400,
+      `this machine has ${this.gpus.total} GPU${this.gpus.total === 1 ? '' : 's'}; a Pod with gpuCount ${needed} can never run here`,
+      [{ path: 'gpuCount', message: `must be at most ${this.gpus.total} on this machine` }],
+      'NOT_ENOUGH_GPUS',
+    );
+  }
 
   /** The local provider runs commands and pulls nothing: a Pod without one cannot run here. */
   private checkRunnable(entrypoint: string[], command: string[], image: string): void {

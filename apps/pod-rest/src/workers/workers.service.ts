@@ -18,7 +18,8 @@ import { ComputeProvider } from '../compute/compute-provider.js';
 import { LocalRunPolicy } from '../compute/local-run-policy.js';
 import { statusChange } from '../pods/pod-status.js';
 import { PodsRepository, type PodRow } from '../pods/pods.repository.js';
-import { WorkloadLifecycle } from '../workloads/workload-lifecycle.js';
+import { GpuAllocator } from '../gpus/gpu-allocator.js';
+import { gpusNeeded, WorkloadLifecycle } from '../workloads/workload-lifecycle.js';
 
 const MAX_POD_NAME = 191;
 
@@ -40,6 +41,7 @@ export class WorkersService implements OnApplicationShutdown {
     private readonly catalogue: CatalogueService,
     private readonly runPolicy: LocalRunPolicy,
     private readonly lifecycle: WorkloadLifecycle,
+    private readonly gpus: GpuAllocator,
     @Inject(LOGGER) private readonly logger: Logger,
   ) {
     // Ended by itself (crash, exit): the scheduler counts it at once (crash-loop back-off).
@@ -116,9 +118,12 @@ export class WorkersService implements OnApplicationShutdown {
     }
 
     const now = new Date();
-    const pod = await this.pods.insert(
-      podFromTemplate(request, template, now, this.catalogue.get()),
-    );
+    const newPod = podFromTemplate(request, template, now, this.catalogue.get());
+    // Too few free GPUs on this host: nothing is recorded; the scheduler tries again (or, when
+    // the host has fewer GPUs than a worker needs, tells the endpoint's owner it never can).
+    const shortage = await this.gpus.shortage(gpusNeeded(newPod));
+    if (shortage) return { gpuShortage: shortage };
+    const pod = await this.pods.insert(newPod);
     if (!pod) return this.alreadyStarted(await this.pods.findById(request.workerId), request);
 
     // Worker protocol variables win over the template's.
@@ -133,6 +138,16 @@ export class WorkersService implements OnApplicationShutdown {
       },
     });
     if (!outcome.started) {
+      if (outcome.cause === 'gpus') {
+        // Taken by another start since the look above: this worker never ran.
+        const at = new Date();
+        await this.pods.update(pod.id, {
+          desiredStatus: 'EXITED',
+          lastStatusChange: statusChange.startFailed('its GPUs were given to another workload', at),
+          exitedAt: at,
+        });
+        return { gpuShortage: outcome.shortage };
+      }
       if (outcome.cause === 'provider')
         throw new RunplaneError(400, outcome.reason, undefined, 'WORKER_START_FAILED');
       throw outcome.error; // the vault's answer (an unknown secret: 400 SECRET_NOT_FOUND), or the failure

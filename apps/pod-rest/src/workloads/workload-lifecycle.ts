@@ -5,7 +5,7 @@ import {
   type OnApplicationBootstrap,
   type OnApplicationShutdown,
 } from '@nestjs/common';
-import { RunplaneError } from '@runplane/contracts';
+import { RunplaneError, type GpuShortage } from '@runplane/contracts';
 import { LOGGER, type Logger } from '@runplane/platform';
 import { CatalogueService } from '../catalogue/catalogue.service.js';
 import {
@@ -14,6 +14,7 @@ import {
   type WorkloadHandle,
   type WorkloadStatus,
 } from '../compute/compute-provider.js';
+import { GpuAllocator } from '../gpus/gpu-allocator.js';
 import { LogCollector } from '../logs/log-collector.js';
 import { NetworkVolumesService } from '../network-volumes/network-volumes.service.js';
 import { statusChange, type StoppedBy } from '../pods/pod-status.js';
@@ -36,6 +37,8 @@ export interface WorkloadRun {
 /** Why a start did not happen: what the Pod now says, and what caused it. */
 export type StartOutcome =
   | { started: true; handle: WorkloadHandle }
+  /** Not enough free GPUs: nothing was started or written; the caller decides (wait, refuse). */
+  | { started: false; cause: 'gpus'; shortage: GpuShortage }
   | {
       started: false;
       /** The reason written on the Pod (`Failed to start (<reason>)`). */
@@ -45,8 +48,13 @@ export type StartOutcome =
       error: unknown;
     };
 
-/** Told after a workload's exit was recorded on its Pod (once per run). */
+/** Told after a workload's exit was recorded on its Pod (once per run); `pod` as it was before. */
 export type ExitRecordedListener = (pod: PodRow, status: WorkloadStatus, by: StoppedBy) => void;
+
+/** GPUs a Pod's workload needs from the host: whole GPUs, GPU Pods only. */
+export function gpusNeeded(pod: Pick<PodRow, 'computeType' | 'gpuCount'>): number {
+  return pod.computeType === 'GPU' ? pod.gpuCount : 0;
+}
 
 /**
  * The one home of a workload's lifecycle, for users' Pods and serverless workers alike: a start
@@ -65,7 +73,11 @@ export class WorkloadLifecycle
   /** Pod updates after exits and status changes, awaited before the database closes. */
   private readonly writes = new Set<Promise<void>>();
   private readonly exitListeners = new Set<ExitRecordedListener>();
+  private readonly gpusFreedListeners = new Set<() => void>();
   private readonly unsubscribe: Array<() => void> = [];
+  private reconciledNow!: () => void;
+  /** Resolves once start-up reconciliation is done (GPUs of runs lost meanwhile are free again). */
+  readonly reconciled = new Promise<void>((resolve) => (this.reconciledNow = resolve));
 
   constructor(
     private readonly pods: PodsRepository,
@@ -74,6 +86,7 @@ export class WorkloadLifecycle
     private readonly catalogue: CatalogueService,
     private readonly volumes: NetworkVolumesService,
     private readonly logs: LogCollector,
+    private readonly gpus: GpuAllocator,
     @Inject(LOGGER) private readonly logger: Logger,
   ) {
     this.unsubscribe.push(compute.onExit((status) => this.track(this.recordExit(status))));
@@ -89,13 +102,14 @@ export class WorkloadLifecycle
         desiredStatus: 'EXITED',
         lastStatusChange: statusChange.lostOnRestart(now),
         exitedAt: now,
+        gpuIds: [],
       });
     }
     // A deleted Pod whose exit was never recorded (the server went down meanwhile) would count as
     // using its template for ever: its workload is gone, so it ended.
     for (const pod of await this.pods.findDeletedNotExited()) {
       if (pod.computeRef && (await this.compute.status(pod.computeRef))) continue;
-      await this.pods.update(pod.id, { exitedAt: new Date() });
+      await this.pods.update(pod.id, { exitedAt: new Date(), gpuIds: [] });
     }
     // Workloads the provider adopted (docker: containers of this server that outlived it) run on
     // only while their Pod's current run wants them: the rest are orphans of a crash mid-start or
@@ -113,6 +127,7 @@ export class WorkloadLifecycle
           );
       }),
     );
+    this.reconciledNow();
   }
 
   /**
@@ -134,27 +149,44 @@ export class WorkloadLifecycle
     return () => void this.exitListeners.delete(listener);
   }
 
+  /** Told when a run gave its host GPUs back (its exit, or a failed start). */
+  onGpusFreed(listener: () => void): () => void {
+    this.gpusFreedListeners.add(listener);
+    return () => void this.gpusFreedListeners.delete(listener);
+  }
+
   /**
    * Starts a run of the Pod. The row names the run (`computeRef`) before the provider starts it,
    * so its exit (which may come at once) always finds it; what the start reports is written only
    * while that run is still the Pod's and has not ended. A start that fails leaves the Pod EXITED
-   * saying why (`Failed to start (<reason>)`).
+   * saying why (`Failed to start (<reason>)`). On a host whose GPUs pod-rest hands out, the run
+   * first claims its GPUs (recorded with the run); when too few are free nothing is written and
+   * the shortage is answered.
    */
   async start(pod: PodRow, run: WorkloadRun): Promise<StartOutcome> {
     const begun = new Date();
-    await this.pods.update(pod.id, {
-      computeRef: run.ref,
-      runs: pod.runs + 1,
-      desiredStatus: 'RUNNING',
-      lastStatusChange: pod.endpointId
-        ? statusChange.started(begun)
-        : statusChange.podStarting(begun),
-      exitedAt: null,
-      exitCode: null,
-      publicIp: null,
-      portMappings: {},
-      machineId: '',
-    });
+    const claimRun = (gpuIds: string[]) =>
+      this.pods.update(pod.id, {
+        computeRef: run.ref,
+        runs: pod.runs + 1,
+        desiredStatus: 'RUNNING',
+        lastStatusChange: pod.endpointId
+          ? statusChange.started(begun)
+          : statusChange.podStarting(begun),
+        exitedAt: null,
+        exitCode: null,
+        publicIp: null,
+        portMappings: {},
+        machineId: '',
+        gpuIds,
+        gpuWaitSince: null,
+      });
+    let gpuDeviceIds: string[] | undefined;
+    if (this.gpus.enabled) {
+      const claim = await this.gpus.claim(gpusNeeded(pod), claimRun);
+      if ('shortage' in claim) return { started: false, cause: 'gpus', shortage: claim.shortage };
+      gpuDeviceIds = claim.ids;
+    } else await claimRun([]);
     const row = await this.pods.reload(pod.id);
     const fail = async (
       reason: string,
@@ -166,7 +198,9 @@ export class WorkloadLifecycle
         desiredStatus: 'EXITED',
         lastStatusChange: statusChange.startFailed(reason, at),
         exitedAt: at,
+        gpuIds: [],
       });
+      if (gpuDeviceIds?.length) this.tellGpusFreed();
       return { started: false, reason, cause, error };
     };
 
@@ -198,6 +232,9 @@ export class WorkloadLifecycle
         persistentVolume: run.persistentVolume,
         labels: run.labels,
       });
+      // Exactly the GPUs this run holds ([] on a host with GPUs: none); absent where the provider
+      // places GPUs itself (Kubernetes) or the host has none.
+      if (gpuDeviceIds) spec.resources = { ...spec.resources, gpuDeviceIds };
       this.logs.expect(pod.id, spec, written);
       handle = await this.compute.start(spec);
     } catch (err) {
@@ -281,6 +318,7 @@ export class WorkloadLifecycle
         exitCode: status.exitCode,
         publicIp: null,
         portMappings: {},
+        gpuIds: [],
         lastStatusChange: statusChange.podExited(
           { exitCode: status.exitCode, signal: status.signal, by, reason: status.reason },
           at,
@@ -295,6 +333,17 @@ export class WorkloadLifecycle
         listener(pod, status, by);
       } catch (err) {
         this.logger.error({ err: String(err) }, 'exit listener failed');
+      }
+    }
+    if (pod.gpuIds.length) this.tellGpusFreed();
+  }
+
+  private tellGpusFreed(): void {
+    for (const listener of this.gpusFreedListeners) {
+      try {
+        listener();
+      } catch (err) {
+        this.logger.error({ err: String(err) }, 'GPU listener failed');
       }
     }
   }
