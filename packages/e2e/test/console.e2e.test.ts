@@ -1,6 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { CHROMIUM_ARGS, requireChromium } from '@runplane/test-support';
 import fs from 'node:fs';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import playwright, { type Browser, type BrowserContext, type Page } from 'playwright-core';
@@ -226,6 +228,77 @@ suite('console (browser)', () => {
     await page.getByText('Rolling release to version 2 in progress').waitFor({ state: 'hidden' });
   });
 
+  it('manages secrets and API keys, stops, starts and follows a Pod, redelivers a webhook', async () => {
+    const accept = () => page.once('dialog', (dialog) => void dialog.accept());
+    await page.getByRole('link', { name: 'Secrets' }).click();
+    await page.getByLabel('Name').fill('console_token');
+    await page.getByLabel('Value').fill('console-secret-value-1234');
+    await page.getByRole('button', { name: 'Create secret' }).click();
+    await page.getByRole('cell', { name: '{{ RUNPOD_SECRET_console_token }}' }).waitFor();
+    expect(await page.content()).not.toContain('console-secret-value-1234');
+    accept();
+    await page.getByRole('button', { name: 'Delete secret console_token' }).click();
+    await page.getByText('No secrets.').waitFor();
+
+    await page.getByRole('link', { name: 'API keys' }).click();
+    await page.getByLabel('Name').fill('console ci');
+    await page.getByLabel('Scope').selectOption('readwrite');
+    await page.getByRole('button', { name: 'Create key' }).click();
+    const shown = await page.getByLabel('The new key').inputValue();
+    const created = await api('GET', '/v1/apikeys/current', undefined, shown);
+    expect(created).toMatchObject({ name: 'console ci', scope: 'readwrite' });
+    await page.getByRole('button', { name: 'Done' }).click();
+    accept();
+    await page.getByRole('button', { name: 'Revoke key console ci' }).click();
+    await page
+      .getByRole('cell', { name: 'console ci', exact: true })
+      .waitFor({ state: 'detached' });
+
+    const pod = await api('POST', '/v1/pods', {
+      name: 'console-pod',
+      imageName: 'runplane-e2e/pod:1',
+      computeType: 'CPU',
+      vcpuCount: 2,
+      dockerStartCmd: [
+        process.execPath,
+        '-e',
+        "console.log('pod says hi'); setInterval(() => {}, 1000)",
+      ],
+    });
+    await page.getByRole('link', { name: 'Pods' }).click();
+    await page.getByRole('button', { name: 'Logs of Pod console-pod' }).click();
+    await page.getByLabel(`Logs of Pod ${pod.id}`).getByText('pod says hi').waitFor();
+    await page.getByRole('button', { name: 'Stop Pod console-pod' }).click();
+    await page.getByRole('button', { name: 'Start Pod console-pod' }).click();
+    await eventually(
+      async () => (await api('GET', `/v1/pods/${pod.id}`)).desiredStatus === 'RUNNING',
+      'Pod running again',
+    );
+    await api('DELETE', `/v1/pods/${pod.id}`);
+
+    let received = 0;
+    const receiver = createServer((_req, res) => {
+      received++;
+      res.end('ok');
+    });
+    await new Promise<void>((resolve) => receiver.listen(0, '127.0.0.1', resolve));
+    try {
+      const { port } = receiver.address() as AddressInfo;
+      const job = await api('POST', `/v2/${endpointId}/run`, {
+        input: { env: ['GREETING'] },
+        webhook: `http://127.0.0.1:${port}/hook`,
+      });
+      await eventually(async () => received === 1, 'first webhook');
+      await page.getByRole('link', { name: 'Webhooks' }).click();
+      await page.getByLabel('Job ID').fill(job.id);
+      await page.getByRole('cell', { name: 'delivered' }).waitFor();
+      await page.getByRole('button', { name: /^Redeliver webhook/ }).click();
+      await eventually(async () => received === 2, 'redelivered webhook');
+    } finally {
+      receiver.close();
+    }
+  });
+
   it('shows a readonly key what its user has, without a single write button', async () => {
     const admin = await api('GET', '/v1/apikeys/current');
     const readonly = await api('POST', '/v1/apikeys', {
@@ -269,6 +342,7 @@ suite('console (browser)', () => {
 
   it('edits an endpoint and deletes it (after confirming)', async () => {
     await page.goto(`${url}/endpoints/${endpointId}/edit`);
+    await page.getByRole('heading', { name: 'Edit endpoint console-echo' }).waitFor();
     await page.getByLabel('Workers max').fill('2');
     await page.getByLabel('Idle timeout (s)').fill('30');
     await page.getByRole('button', { name: 'Save' }).click();

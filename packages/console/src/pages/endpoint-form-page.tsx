@@ -1,5 +1,5 @@
-import type { EndpointCreateDto, ScalerType } from '@runplane/contracts';
-import { useEffect, useState, type FormEvent } from 'react';
+import type { Endpoint, EndpointCreateDto, ScalerType, Template } from '@runplane/contracts';
+import { useState, type FormEvent } from 'react';
 import { useSession } from '../api/session-context';
 import { useAction, useLoad } from '../api/use-load';
 import { ErrorNote, Heading, Loading } from '../components/feedback';
@@ -35,6 +35,18 @@ const EMPTY: Form = {
   gpuCount: '1',
 };
 
+const toForm = (e: Endpoint): Form => ({
+  name: e.name,
+  templateId: e.templateId,
+  workersMin: String(e.workersMin),
+  workersMax: String(e.workersMax),
+  idleTimeout: String(e.idleTimeout),
+  scalerType: e.scalerType,
+  scalerValue: String(e.scalerValue),
+  computeType: e.computeType,
+  gpuCount: String(e.gpuCount),
+});
+
 /** Create an endpoint, or edit one (`endpointId`): template, workers, idle timeout, scaler, GPUs. */
 export function EndpointFormPage({ endpointId }: { endpointId?: string }) {
   const { api } = useSession();
@@ -43,29 +55,43 @@ export function EndpointFormPage({ endpointId }: { endpointId?: string }) {
     () => (endpointId ? api.client.endpoints.get(endpointId) : Promise.resolve(undefined)),
     [api, endpointId],
   );
-  const [form, setForm] = useState<Form>(EMPTY);
+  // The form appears once what it starts from is there (an edit: the endpoint's values).
+  const ready = templates.data && (!endpointId || existing.data);
+  return (
+    <>
+      <Heading title={endpointId ? `Edit endpoint ${existing.data?.name ?? ''}` : 'New endpoint'} />
+      <ErrorNote error={templates.error ?? existing.error} />
+      <Loading when={!ready && !templates.error && !existing.error} />
+      {templates.data && templates.data.length === 0 && (
+        <p>
+          An endpoint runs a template: <Link to="/templates">create a template</Link> first.
+        </p>
+      )}
+      {ready && (
+        <EndpointForm
+          endpointId={endpointId}
+          endpoint={existing.data}
+          templates={templates.data!}
+        />
+      )}
+    </>
+  );
+}
+
+function EndpointForm({
+  endpointId,
+  endpoint,
+  templates,
+}: {
+  endpointId?: string;
+  endpoint?: Endpoint;
+  templates: Template[];
+}) {
+  const { api } = useSession();
+  const [form, setForm] = useState<Form>(() =>
+    endpoint ? toForm(endpoint) : { ...EMPTY, templateId: templates[0]?.id ?? '' },
+  );
   const save = useAction();
-
-  useEffect(() => {
-    const e = existing.data;
-    if (e)
-      setForm({
-        name: e.name,
-        templateId: e.templateId,
-        workersMin: String(e.workersMin),
-        workersMax: String(e.workersMax),
-        idleTimeout: String(e.idleTimeout),
-        scalerType: e.scalerType,
-        scalerValue: String(e.scalerValue),
-        computeType: e.computeType,
-        gpuCount: String(e.gpuCount),
-      });
-  }, [existing.data]);
-
-  useEffect(() => {
-    if (!endpointId && !form.templateId && templates.data?.[0])
-      setForm((f) => ({ ...f, templateId: templates.data![0].id }));
-  }, [endpointId, form.templateId, templates.data]);
 
   const set = (field: keyof Form) => (e: { target: { value: string } }) =>
     setForm((f) => ({ ...f, [field]: e.target.value }));
@@ -90,115 +116,105 @@ export function EndpointFormPage({ endpointId }: { endpointId?: string }) {
     if (ok) navigate(`/endpoints/${id}`);
   };
 
-  const template = templates.data?.find((t) => t.id === form.templateId);
+  const template = templates.find((t) => t.id === form.templateId);
   return (
-    <>
-      <Heading title={endpointId ? `Edit endpoint ${existing.data?.name ?? ''}` : 'New endpoint'} />
-      <ErrorNote error={templates.error ?? existing.error} />
-      <Loading when={templates.loading && !templates.data} />
-      {templates.data && templates.data.length === 0 && (
-        <p>
-          An endpoint runs a template: <Link to="/templates">create a template</Link> first.
-        </p>
+    <form onSubmit={submit} className="form-grid">
+      <Field label="Name" value={form.name} onChange={set('name')} required maxLength={191} />
+      <SelectField
+        label="Template"
+        value={form.templateId}
+        onChange={set('templateId')}
+        options={templates.map((t) => ({
+          value: t.id,
+          label: `${t.name} (${t.id})`,
+        }))}
+        required
+      />
+      <Field
+        label="Workers min"
+        type="number"
+        min={0}
+        max={1000}
+        value={form.workersMin}
+        onChange={set('workersMin')}
+        required
+      />
+      <Field
+        label="Workers max"
+        type="number"
+        min={0}
+        max={1000}
+        value={form.workersMax}
+        onChange={set('workersMax')}
+        required
+      />
+      <Field
+        label="Idle timeout (s)"
+        type="number"
+        min={1}
+        max={3600}
+        value={form.idleTimeout}
+        onChange={set('idleTimeout')}
+        required
+      />
+      <SelectField
+        label="Scaler"
+        value={form.scalerType}
+        onChange={set('scalerType')}
+        options={SCALERS}
+      />
+      <Field
+        label="Scaler value"
+        type="number"
+        min={1}
+        value={form.scalerValue}
+        onChange={set('scalerValue')}
+        required
+      />
+      <SelectField
+        label="Compute"
+        value={form.computeType}
+        onChange={set('computeType')}
+        disabled={Boolean(endpointId)}
+        options={[
+          { value: 'GPU', label: 'GPU' },
+          { value: 'CPU', label: 'CPU' },
+        ]}
+      />
+      {form.computeType === 'GPU' && (
+        <Field
+          label="GPUs per worker"
+          type="number"
+          min={1}
+          max={16}
+          value={form.gpuCount}
+          onChange={set('gpuCount')}
+          required
+        />
       )}
-      <form onSubmit={submit} className="form-grid">
-        <Field label="Name" value={form.name} onChange={set('name')} required maxLength={191} />
-        <SelectField
-          label="Template"
-          value={form.templateId}
-          onChange={set('templateId')}
-          options={(templates.data ?? []).map((t) => ({
-            value: t.id,
-            label: `${t.name} (${t.id})`,
-          }))}
-          required
-        />
-        <Field
-          label="Workers min"
-          type="number"
-          min={0}
-          max={1000}
-          value={form.workersMin}
-          onChange={set('workersMin')}
-          required
-        />
-        <Field
-          label="Workers max"
-          type="number"
-          min={0}
-          max={1000}
-          value={form.workersMax}
-          onChange={set('workersMax')}
-          required
-        />
-        <Field
-          label="Idle timeout (s)"
-          type="number"
-          min={1}
-          max={3600}
-          value={form.idleTimeout}
-          onChange={set('idleTimeout')}
-          required
-        />
-        <SelectField
-          label="Scaler"
-          value={form.scalerType}
-          onChange={set('scalerType')}
-          options={SCALERS}
-        />
-        <Field
-          label="Scaler value"
-          type="number"
-          min={1}
-          value={form.scalerValue}
-          onChange={set('scalerValue')}
-          required
-        />
-        <SelectField
-          label="Compute"
-          value={form.computeType}
-          onChange={set('computeType')}
-          disabled={Boolean(endpointId)}
-          options={[
-            { value: 'GPU', label: 'GPU' },
-            { value: 'CPU', label: 'CPU' },
-          ]}
-        />
-        {form.computeType === 'GPU' && (
-          <Field
-            label="GPUs per worker"
-            type="number"
-            min={1}
-            max={16}
-            value={form.gpuCount}
-            onChange={set('gpuCount')}
-            required
-          />
-        )}
-        <div className="field wide">
-          <span className="label">Environment</span>
-          <p className="muted">
-            Workers get their template's environment
-            {template ? (
-              <>
-                {' '}
-                ({Object.keys(template.env).length} variables of{' '}
-                <Link to="/templates">{template.name}</Link>)
-              </>
-            ) : null}
-            ; editing it there rolls the change out to this endpoint.
-          </p>
-        </div>
-        <ErrorNote error={save.error} />
-        <div className="actions wide">
-          <button type="submit" className="primary" disabled={save.busy}>
-            {endpointId ? 'Save' : 'Create endpoint'}
-          </button>
-          <Link to={endpointId ? `/endpoints/${endpointId}` : '/'} className="button">
-            Cancel
-          </Link>
-        </div>
-      </form>
-    </>
+      <div className="field wide">
+        <span className="label">Environment</span>
+        <p className="muted">
+          Workers get their template's environment
+          {template ? (
+            <>
+              {' '}
+              ({Object.keys(template.env).length} variables of{' '}
+              <Link to="/templates">{template.name}</Link>)
+            </>
+          ) : null}
+          ; editing it there rolls the change out to this endpoint.
+        </p>
+      </div>
+      <ErrorNote error={save.error} />
+      <div className="actions wide">
+        <button type="submit" className="primary" disabled={save.busy}>
+          {endpointId ? 'Save' : 'Create endpoint'}
+        </button>
+        <Link to={endpointId ? `/endpoints/${endpointId}` : '/'} className="button">
+          Cancel
+        </Link>
+      </div>
+    </form>
   );
 }
