@@ -6,8 +6,8 @@ import { EndpointOperationsController } from './endpoints/endpoint-operations.co
 import { EndpointOperationsService } from './endpoints/endpoint-operations.service.js';
 import { EndpointsController } from './endpoints/endpoints.controller.js';
 import { EndpointsService } from './endpoints/endpoints.service.js';
-import { JobEventsController } from './endpoints/job-events.controller.js';
-import { JobEventsService } from './endpoints/job-events.service.js';
+import { EndpointJobsController } from './endpoints/endpoint-jobs.controller.js';
+import { EndpointJobsService } from './endpoints/endpoint-jobs.service.js';
 import { PrismaClient } from './generated/prisma/client.js';
 import { PodViews } from './pods/pod-view.js';
 import { CatalogueBusController } from './catalogue/catalogue.bus-controller.js';
@@ -49,7 +49,7 @@ export const POD_REST_MIGRATIONS = fileURLToPath(new URL('../prisma/migrations',
     WorkersBusController,
     TemplatesController,
     EndpointsController,
-    JobEventsController,
+    EndpointJobsController,
     EndpointOperationsController,
     TemplateUsageBusController,
     PodsController,
@@ -67,7 +67,7 @@ export const POD_REST_MIGRATIONS = fileURLToPath(new URL('../prisma/migrations',
     PodsRepository,
     TemplatesService,
     EndpointsService,
-    JobEventsService,
+    EndpointJobsService,
     EndpointOperationsService,
     SecretEnv,
     TemplateUsageService,

@@ -120,6 +120,37 @@ describe('scheduler: job history and bounded requeues', () => {
     }
   });
 
+  it("jobs.detail: the owner's job with its input, mode and webhook beside its /status record; anyone else's 404", async () => {
+    const ep = await h.endpoint();
+    const input = { prompt: 'hello', nested: { n: [1, 2] } };
+    const id = await h.submit(ep, input, { webhook: hook });
+    await take(ep, 'w-d');
+    await done(ep, 'w-d', id, { output: { ok: true } });
+    const detail = await h.call(SchedulerRpc.jobDetail, {
+      ownerId: OWNER,
+      endpointId: ep,
+      jobId: id,
+    });
+    expect(detail).toMatchObject({
+      id,
+      status: 'COMPLETED',
+      output: { ok: true },
+      input,
+      mode: 'run',
+      webhook: hook,
+      workerId: 'w-d',
+    });
+    expect(new Date(detail.createdAt).toISOString()).toBe(detail.createdAt);
+    for (const [ownerId, endpointId, jobId] of [
+      [OTHER, ep, id],
+      [OWNER, await h.endpoint(), id],
+      [OWNER, ep, 'no-such-job'],
+    ]) {
+      const err = await h.error(SchedulerRpc.jobDetail, { ownerId, endpointId, jobId });
+      expect(err.status).toBe(404);
+    }
+  });
+
   it('a job whose worker is lost RUNPLANE_JOB_MAX_ATTEMPTS times ends FAILED saying so, and its webhook fires', async () => {
     const ep = await h.endpoint();
     const id = await h.submit(ep, { n: 1 }, { webhook: hook });

@@ -10,6 +10,7 @@ import { createGenerator } from 'ts-json-schema-generator';
 const RESPONSE_TYPES = [
   'JobAccepted',
   'JobRecord',
+  'JobDetail',
   'StreamResponse',
   'ListJobsResponse',
   'JobEvent',

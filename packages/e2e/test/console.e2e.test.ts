@@ -209,6 +209,13 @@ suite('console (browser)', () => {
     await page.getByRole('link', { name: held[0] }).waitFor();
     await page.getByRole('link', { name: held[1] }).waitFor();
     expect(await page.getByRole('link', { name: failed[0] }).count()).toBe(0);
+
+    // A job's page shows what was submitted with it (its input, which /status never returns).
+    await page.getByRole('link', { name: held[0] }).click();
+    await page.getByRole('heading', { name: `Job ${held[0]}` }).waitFor();
+    expect(await page.getByLabel('Input', { exact: true }).textContent()).toContain(
+      'wait_for_file',
+    );
   });
 
   it('shows a rolling release in progress after a template edit, until the busy worker is replaced', async () => {

@@ -54,6 +54,11 @@ export class JobsBusController {
     return this.jobs.retry(request);
   }
 
+  @OnRpc(SchedulerRpc.jobDetail)
+  detail(@Payload() request: JobScopedRequest) {
+    return this.jobs.detail(request);
+  }
+
   @OnRpc(SchedulerRpc.jobEvents)
   events(@Payload() request: JobScopedRequest) {
     return this.jobs.events(request);

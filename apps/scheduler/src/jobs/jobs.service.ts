@@ -8,6 +8,7 @@ import {
   type GetJobRequest,
   type HealthRecord,
   type JobAccepted,
+  type JobDetail,
   type JobEvent,
   type JobRecord,
   type JobScopedRequest,
@@ -240,6 +241,21 @@ export class JobsService {
       `job ${row.id} changed while being retried; try again`,
       'JOB_BUSY',
     );
+  }
+
+  /** The job with its input, for its owner's operators (the caller's live job, else 404). */
+  async detail(request: JobScopedRequest): Promise<JobDetail> {
+    const now = new Date();
+    const row = await this.visible(request, now);
+    const payload = await this.queries.payload(row.id);
+    if (!payload) throw jobNotFound(row.id);
+    return {
+      ...toJobRecord(row, now),
+      input: payload.input,
+      createdAt: row.createdAt.toISOString(),
+      mode: row.mode as JobDetail['mode'],
+      ...(row.webhook ? { webhook: row.webhook } : {}),
+    };
   }
 
   /** The job's history, oldest first (the caller's live job, else 404 like every job read). */

@@ -106,6 +106,11 @@ export class JobQueriesRepository {
     }));
   }
 
+  /** What the client sent with the job (left out of every status read: it can be 20 MB). */
+  async payload(jobId: string): Promise<{ input: unknown } | null> {
+    return this.db.job.findUnique({ where: { id: jobId }, select: { input: true } });
+  }
+
   /** The job's history, oldest first. */
   async events(jobId: string): Promise<JobEvent[]> {
     const rows = await this.db.jobEvent.findMany({ where: { jobId }, orderBy: { id: 'asc' } });

@@ -13,12 +13,12 @@ import {
 import { LogView } from '../components/log-view';
 import { Link } from '../router';
 
-/** One job: status, output, stream chunks, error, its history and the lines its worker wrote. */
+/** One job: status, input, output, stream chunks, error, its history and the lines its worker wrote. */
 export function JobPage({ endpointId, jobId }: { endpointId: string; jobId: string }) {
   const { api, canWrite } = useSession();
   const queue = api.client.queue(endpointId);
   const ops = api.client.operations(endpointId);
-  const job = useLoad(() => queue.status(jobId), [api, endpointId, jobId], 3000);
+  const job = useLoad(() => ops.job(jobId), [api, endpointId, jobId], 3000);
   const events = useLoad(() => ops.jobEvents(jobId), [api, endpointId, jobId], 3000);
   const logs = useLoad(() => ops.jobLogs(jobId), [api, endpointId, jobId], 5000);
   const act = useAction();
@@ -48,6 +48,10 @@ export function JobPage({ endpointId, jobId }: { endpointId: string; jobId: stri
           <dd>
             <StatusBadge status={job.data.status} />
           </dd>
+          <dt>Submitted</dt>
+          <dd>
+            {formatTime(job.data.createdAt)} ({job.data.mode})
+          </dd>
           <dt>Worker</dt>
           <dd className="mono">{job.data.workerId ?? '–'}</dd>
           <dt>Delay</dt>
@@ -57,6 +61,12 @@ export function JobPage({ endpointId, jobId }: { endpointId: string; jobId: stri
           <dt>Retries</dt>
           <dd>{job.data.retries ?? 0}</dd>
         </dl>
+      )}
+      {job.data && (
+        <>
+          <h2>Input</h2>
+          <JsonBlock label="Input" value={job.data.input} />
+        </>
       )}
       {job.data?.output !== undefined && (
         <>

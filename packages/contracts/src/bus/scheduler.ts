@@ -21,7 +21,7 @@ import {
 } from '../endpoints/endpoint.dto.js';
 import { JOB_STATUSES, type JobStatus } from '../jobs/job-status.js';
 import { JobRequestDto } from '../jobs/job-request.dto.js';
-import type { JobAccepted, JobRecord } from '../jobs/job-record.js';
+import type { JobAccepted, JobDetail, JobRecord } from '../jobs/job-record.js';
 import { JOB_LIMITS } from '../jobs/limits.js';
 import type { JobDoneBody, WorkerJob } from '../workers/worker-protocol.js';
 import { defineRpc, defineSignal } from './definitions.js';
@@ -253,6 +253,7 @@ export const SchedulerRpc = {
   listJobs: defineRpc<ListJobsRequest, ListJobsResponse>('scheduler', 'jobs.list', ListJobsRequest),
   /** A job's history, oldest first. */
   jobEvents: defineRpc<JobScopedRequest, JobEvent[]>('scheduler', 'jobs.events', JobScopedRequest),
+  jobDetail: defineRpc<JobScopedRequest, JobDetail>('scheduler', 'jobs.detail', JobScopedRequest),
   health: defineRpc<EndpointScopedRequest, HealthRecord>(
     'scheduler',
     'endpoints.health',

@@ -1,4 +1,5 @@
 import type { JobEvent } from '../bus/scheduler.js';
+import type { JobDetail } from '../jobs/job-record.js';
 import type { EndpointMetrics, EndpointWorker } from '../endpoints/endpoint-operations.js';
 import type { Pod, PodCreateDto } from '../pods/pod.dto.js';
 import type { WorkloadLogLine } from '../pods/workload-log.js';
@@ -79,6 +80,11 @@ export class EndpointOperationsClient {
   /** `window`: `15m`, `1h` (default), `24h`… */
   metrics(options: { window?: string } = {}): Promise<EndpointMetrics> {
     return this.http.call('GET', withQuery(`${this.prefix}/metrics`, options));
+  }
+
+  /** The job with its input (its owner's view; `/status` never returns the input). */
+  job(jobId: string): Promise<JobDetail> {
+    return this.http.call('GET', `${this.prefix}/jobs/${id(jobId)}`);
   }
 
   jobEvents(jobId: string): Promise<JobEvent[]> {

@@ -15,6 +15,21 @@ export interface JobRecord {
   workerId?: string;
 }
 
+/**
+ * A job as its owner's operators see it (`GET /v1/endpoints/{id}/jobs/{jobId}`): the `/status`
+ * record plus what the client sent. Not part of RunPod's API.
+ */
+export interface JobDetail extends JobRecord {
+  /** The job's `input`, as submitted. */
+  input: unknown;
+  /** When it was submitted (ISO 8601). */
+  createdAt: string;
+  /** `run` or `runsync`: decides how long its result is kept. */
+  mode: 'run' | 'runsync';
+  /** Its webhook, when it has one. */
+  webhook?: string;
+}
+
 /** What `/run` returns. */
 export interface JobAccepted {
   id: string;

@@ -1,10 +1,21 @@
 import { applyDecorators } from '@nestjs/common';
 import { ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
-import { ApiErrors, listOf } from '@runplane/platform';
+import { ApiErrors, listOf, schemaRef } from '@runplane/platform';
 
-// The OpenAPI documentation of the routes in job-events.controller.ts, one decorator per route.
+// The OpenAPI documentation of the routes in endpoint-jobs.controller.ts, one decorator per route.
 
-export const JobEventsControllerDocs = () => applyDecorators(ApiTags('Endpoints'));
+export const EndpointJobsControllerDocs = () => applyDecorators(ApiTags('Endpoints'));
+
+export const JobDetailDocs = () =>
+  applyDecorators(
+    ApiOperation({
+      summary: 'A job with its input',
+      description:
+        "The job's `/status` record plus what was submitted with it: `input`, `createdAt`, `mode` (`run` or `runsync`) and `webhook`. For the job's owner (any of the user's keys, readonly included); `/status` never returns the input. Not part of RunPod's API.",
+    }),
+    ApiOkResponse({ description: 'The job.', schema: schemaRef('JobDetail') }),
+    ApiErrors(404),
+  );
 
 export const JobEventsDocs = () =>
   applyDecorators(
