@@ -301,6 +301,24 @@ describe('endpoint operations: workers, waiting reasons, metrics', () => {
     expect((await get(ep)).waiting?.jobs).toBe(2);
   });
 
+  it("a worker that ended for a reason the compute provider knows shows it: 'crashed: OOMKilled (exit code 137)'", async () => {
+    const ep = await endpoint({ workersMin: 0, workersMax: 1, scalerValue: 60 });
+    await submit(ep);
+    const s = await startOf(ep);
+    await h.server.bus.signal(PodSignals.workerExited, {
+      endpointId: ep,
+      workerId: s.workerId,
+      exitCode: 137,
+      reason: 'OOMKilled',
+    });
+    const ended = await until(
+      async () => (await workers(ep)).find((w) => w.id === s.workerId && w.state === 'EXITED'),
+      15_000,
+      'the killed worker EXITED',
+    );
+    expect(ended).toMatchObject({ exitCode: 137, reason: 'crashed: OOMKilled (exit code 137)' });
+  });
+
   it('metrics: counts and p70/p90/p98 of delay, execution and cold start from known data; windows are checked', async () => {
     const ep = await endpoint({ workersMax: 0 });
     const db = h.server.app.get(PrismaClient, { strict: false });

@@ -52,6 +52,7 @@ export class WorkersService implements OnApplicationShutdown {
           endpointId: pod.endpointId,
           workerId: pod.id,
           exitCode: status.exitCode,
+          ...(status.reason ? { reason: status.reason } : {}),
         })
         .catch(() => undefined);
     });

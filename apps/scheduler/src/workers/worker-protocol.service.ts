@@ -265,11 +265,17 @@ export class WorkerProtocolService {
     if (!worker?.managed) return;
     this.touched.delete(key(signal.endpointId, signal.workerId));
     const code = Number.isInteger(signal.exitCode) ? signal.exitCode : null;
+    const why =
+      typeof signal.reason === 'string' && signal.reason ? signal.reason.slice(0, 500) : '';
     await this.workers.recordExit(
       signal.endpointId,
       signal.workerId,
       code,
-      code === null ? 'crashed: killed' : `${code === 0 ? 'exited' : 'crashed'}: exit code ${code}`,
+      why
+        ? `${code === 0 ? 'exited' : 'crashed'}: ${why}${code === null ? '' : ` (exit code ${code})`}`
+        : code === null
+          ? 'crashed: killed'
+          : `${code === 0 ? 'exited' : 'crashed'}: exit code ${code}`,
     );
     if (worker.stopRequested) {
       // It asked to go (stopPod): the autoscaler replaces it as any stop-requested worker; anything it still held is requeued.

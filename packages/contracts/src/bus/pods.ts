@@ -75,6 +75,8 @@ export interface WorkerExitedSignal {
   endpointId: string;
   workerId: string;
   exitCode: number | null;
+  /** Why it ended, when the compute provider knows (`OOMKilled`, an image that could not be pulled). */
+  reason?: string;
 }
 
 export const PodSignals = {
