@@ -58,7 +58,12 @@ describe('serverless workers through the bus (pod-rest with the local compute pr
 
   const start = (
     templateId: string,
-    extra: { workerId?: string; env?: Record<string, string>; ownerId?: string } = {},
+    extra: {
+      workerId?: string;
+      env?: Record<string, string>;
+      endpointEnv?: Record<string, string>;
+      ownerId?: string;
+    } = {},
   ) => {
     const workerId = extra.workerId ?? `wk-${++n}`;
     return server.bus
@@ -69,6 +74,7 @@ describe('serverless workers through the bus (pod-rest with the local compute pr
         templateId,
         slsVersion: 2,
         env: extra.env ?? workerEnv(workerId),
+        ...(extra.endpointEnv ? { endpointEnv: extra.endpointEnv } : {}),
         gpuTypeId: 'cpu',
       })
       .then((answer) => {
@@ -188,6 +194,27 @@ describe('serverless workers through the bus (pod-rest with the local compute pr
     });
     expect(row!.lastStatusChange).toMatch(/^Started as a serverless worker: \d{4}-/);
     expect(JSON.stringify(row)).not.toContain('worker-key-of');
+    expect(JSON.stringify(row)).not.toContain(SECRET_VALUE);
+  });
+
+  it("the endpoint's env goes over the template's (its secret references resolved alike) and under the RUNPOD_* env", async () => {
+    const { podId } = await start('tpl-node', {
+      workerId: 'wk-endpoint-env',
+      endpointEnv: {
+        MODEL: 'large',
+        EXTRA_TOKEN: '{{ RUNPOD_SECRET_token }}',
+        RUNPOD_POD_ID: 'not-the-worker-id',
+      },
+    });
+    const env = await childEnv(podId);
+    expect(env).toMatchObject({
+      ...workerEnv('wk-endpoint-env'),
+      MODEL: 'large',
+      API_TOKEN: SECRET_VALUE,
+      EXTRA_TOKEN: SECRET_VALUE,
+    });
+    const row = await pods.findById(podId);
+    expect(row?.env).toMatchObject({ MODEL: 'large', EXTRA_TOKEN: '{{ RUNPOD_SECRET_token }}' });
     expect(JSON.stringify(row)).not.toContain(SECRET_VALUE);
   });
 

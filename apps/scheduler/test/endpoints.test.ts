@@ -143,6 +143,30 @@ describe('endpoints over the bus', () => {
     ).toMatchObject({ version: 3, workersMin: 0, workersMax: 2 });
   });
 
+  it('env: kept at create, a change is a rolling release (the same env again is not), a bad map is 400 naming it', async () => {
+    const id = await h.endpoint({ env: { MODEL: 'small' } } as never);
+    const get = () => h.call(SchedulerRpc.getEndpoint, { ownerId: OWNER, endpointId: id });
+    expect(await get()).toMatchObject({ env: { MODEL: 'small' }, version: 1 });
+    const update = (env: unknown) =>
+      h.call(SchedulerRpc.updateEndpoint, {
+        ownerId: OWNER,
+        endpointId: id,
+        changes: { env } as never,
+      });
+    expect(await update({ MODEL: 'small' })).toMatchObject({ version: 1 });
+    expect(await update({ MODEL: 'large', HF_TOKEN: '{{ RUNPOD_SECRET_hf }}' })).toMatchObject({
+      env: { MODEL: 'large', HF_TOKEN: '{{ RUNPOD_SECRET_hf }}' },
+      version: 2,
+    });
+    const bad = await h.error(SchedulerRpc.updateEndpoint, {
+      ownerId: OWNER,
+      endpointId: id,
+      changes: { env: { MODEL: 5 } } as never,
+    });
+    expect(bad.status).toBe(400);
+    expect(bad.message).toContain('env.MODEL must be a string');
+  });
+
   it("a TemplateEvents.updated event bumps the version of the template owner's endpoints on it only", async () => {
     h.templates.add('tpl-event');
     h.templateOwners.set('tpl-event', OWNER); // OWNER's public template, used by OTHER too

@@ -355,11 +355,13 @@ suite('console (browser)', () => {
     await page.getByRole('heading', { name: 'Edit endpoint console-echo' }).waitFor();
     await page.getByLabel('Workers max').fill('2');
     await page.getByLabel('Idle timeout (s)').fill('30');
+    await page.getByLabel(/^Environment/).fill('GREETING=hi from the endpoint');
     await page.getByRole('button', { name: 'Save' }).click();
     await page.getByRole('heading', { name: 'Endpoint console-echo' }).waitFor();
     expect(await api('GET', `/v1/endpoints/${endpointId}`)).toMatchObject({
       workersMax: 2,
       idleTimeout: 30,
+      env: { GREETING: 'hi from the endpoint' },
     });
 
     page.once('dialog', (dialog) => void dialog.accept());

@@ -217,7 +217,8 @@ function podFromTemplate(
     containerDiskInGb: template.containerDiskInGb ?? 0,
     volumeInGb: template.volumeInGb ?? 0,
     volumeMountPath: template.volumeMountPath || undefined,
-    env: template.env ?? {},
+    // The endpoint's variables over the template's: both resolved and kept apart from secrets alike.
+    env: { ...(template.env ?? {}), ...(request.endpointEnv ?? {}) },
     // The provider that pulls the image (docker) asks the vault for these credentials.
     containerRegistryAuthId: template.containerRegistryAuthId ?? undefined,
     lastStatusChange: statusChange.started(now),

@@ -253,6 +253,7 @@ export class Autoscaler implements OnApplicationBootstrap, OnModuleDestroy {
           gpuCount: endpoint.gpuCount,
           vcpuCount: endpoint.computeType === 'CPU' ? endpoint.vcpuCount : undefined,
           cpuFlavorId: endpoint.cpuFlavorIds[0],
+          endpointEnv: endpoint.env as Record<string, string>,
           env: workerEnv({
             baseUrl,
             endpointId: endpoint.id,

@@ -31,6 +31,7 @@ import {
 
 /** Fields whose change needs workers started anew (a rolling release). */
 const RELEASE_FIELDS = [
+  'env',
   'templateId',
   'templateRevision',
   'gpuTypeIds',
@@ -92,7 +93,7 @@ export class EndpointsService {
         cpuFlavorIds: endpoint.cpuFlavorIds ?? [],
         vcpuCount: endpoint.vcpuCount ?? 2,
         dataCenterIds: endpoint.dataCenterIds ?? [],
-        env: {},
+        env: endpoint.env ?? {},
         executionTimeoutMs: endpoint.executionTimeoutMs ?? ENDPOINT_DEFAULTS.executionTimeoutMs,
         idleTimeout: endpoint.idleTimeout ?? ENDPOINT_DEFAULTS.idleTimeout,
         scalerType: endpoint.scalerType ?? ENDPOINT_DEFAULTS.scalerType,
@@ -245,6 +246,7 @@ const UPDATABLE = [
   'scalerValue',
   'networkVolumeId',
   'dataCenterIds',
+  'env',
 ] as const satisfies ReadonlyArray<keyof EndpointUpdateDto>;
 
 /** The fields the update sets (undefined means "unchanged"). */

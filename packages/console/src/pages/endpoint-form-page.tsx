@@ -2,6 +2,7 @@ import type { Endpoint, EndpointCreateDto, ScalerType, Template } from '@runplan
 import { useState, type FormEvent } from 'react';
 import { useSession } from '../api/session-context';
 import { useAction, useLoad } from '../api/use-load';
+import { EnvEditor, formatEnv, parseEnv } from '../components/env-editor';
 import { ErrorNote, Heading, Loading } from '../components/feedback';
 import { Field, SelectField } from '../components/fields';
 import { Link, navigate } from '../router';
@@ -21,6 +22,7 @@ interface Form {
   scalerValue: string;
   computeType: 'GPU' | 'CPU';
   gpuCount: string;
+  env: string;
 }
 
 const EMPTY: Form = {
@@ -33,6 +35,7 @@ const EMPTY: Form = {
   scalerValue: '4',
   computeType: 'GPU',
   gpuCount: '1',
+  env: '',
 };
 
 const toForm = (e: Endpoint): Form => ({
@@ -45,9 +48,10 @@ const toForm = (e: Endpoint): Form => ({
   scalerValue: String(e.scalerValue),
   computeType: e.computeType,
   gpuCount: String(e.gpuCount),
+  env: formatEnv(e.env),
 });
 
-/** Create an endpoint, or edit one (`endpointId`): template, workers, idle timeout, scaler, GPUs. */
+/** Create an endpoint, or edit one (`endpointId`): template, workers, idle timeout, scaler, GPUs, env. */
 export function EndpointFormPage({ endpointId }: { endpointId?: string }) {
   const { api } = useSession();
   const templates = useLoad(() => api.client.templates.list(), [api]);
@@ -98,18 +102,19 @@ function EndpointForm({
 
   const submit = async (event: FormEvent) => {
     event.preventDefault();
-    const body: EndpointCreateDto = {
-      name: form.name,
-      templateId: form.templateId,
-      workersMin: Number(form.workersMin),
-      workersMax: Number(form.workersMax),
-      idleTimeout: Number(form.idleTimeout),
-      scalerType: form.scalerType,
-      scalerValue: Number(form.scalerValue),
-      ...(form.computeType === 'GPU' && { gpuCount: Number(form.gpuCount) }),
-    };
     let id = endpointId;
     const ok = await save.run(async () => {
+      const body: EndpointCreateDto = {
+        name: form.name,
+        templateId: form.templateId,
+        workersMin: Number(form.workersMin),
+        workersMax: Number(form.workersMax),
+        idleTimeout: Number(form.idleTimeout),
+        scalerType: form.scalerType,
+        scalerValue: Number(form.scalerValue),
+        ...(form.computeType === 'GPU' && { gpuCount: Number(form.gpuCount) }),
+        env: parseEnv(form.env),
+      };
       if (endpointId) await api.client.endpoints.update(endpointId, body);
       else id = (await api.client.endpoints.create({ ...body, computeType: form.computeType })).id;
     });
@@ -192,20 +197,18 @@ function EndpointForm({
           required
         />
       )}
-      <div className="field wide">
-        <span className="label">Environment</span>
-        <p className="muted">
-          Workers get their template's environment
-          {template ? (
-            <>
-              {' '}
-              ({Object.keys(template.env).length} variables of{' '}
-              <Link to="/templates">{template.name}</Link>)
-            </>
-          ) : null}
-          ; editing it there rolls the change out to this endpoint.
-        </p>
-      </div>
+      <EnvEditor value={form.env} onChange={(env) => setForm((f) => ({ ...f, env }))} />
+      <p className="muted wide">
+        Workers get their template&apos;s environment
+        {template ? (
+          <>
+            {' '}
+            ({Object.keys(template.env).length} variables of{' '}
+            <Link to="/templates">{template.name}</Link>)
+          </>
+        ) : null}{' '}
+        with these variables over it; a change here or there rolls out new workers.
+      </p>
       <ErrorNote error={save.error} />
       <div className="actions wide">
         <button type="submit" className="primary" disabled={save.busy}>

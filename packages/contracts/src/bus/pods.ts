@@ -16,6 +16,8 @@ export class StartWorkerRequest extends OwnedRequest {
   @IsInt() @Min(1) slsVersion!: number;
   /** RUNPOD_* variables of the worker protocol; merged over the template's env. */
   @IsObject() env!: Record<string, string>;
+  /** The endpoint's own variables: over the template's env, under the protocol's; secret references resolved alike. */
+  @IsOptional() @IsObject() endpointEnv?: Record<string, string>;
   @IsOptional() @IsString() gpuTypeId?: string;
   /** The endpoint's hardware, so the worker Pod is sized and priced like one (catalogue) and gets its GPUs on Kubernetes. */
   @IsOptional() @IsIn(['GPU', 'CPU']) computeType?: 'GPU' | 'CPU';

@@ -4,6 +4,7 @@ import {
   IsDefined,
   IsIn,
   IsInt,
+  IsObject,
   IsOptional,
   IsString,
   Max,
@@ -14,6 +15,7 @@ import {
 } from 'class-validator';
 import { HasNoNul } from '../validation/no-nul.js';
 import { JOB_LIMITS } from '../jobs/limits.js';
+import { IsStringMap } from '../templates/template.dto.js';
 import type { EndpointWaiting } from './endpoint-operations.js';
 
 export const SCALER_TYPES = ['QUEUE_DELAY', 'REQUEST_COUNT'] as const;
@@ -59,6 +61,11 @@ export class EndpointUpdateDto {
   @IsOptional() @IsInt() @Min(1) scalerValue?: number;
   @IsOptional() @IsString() networkVolumeId?: string;
   @IsOptional() @IsArray() @IsString({ each: true }) dataCenterIds?: string[];
+  /**
+   * Variables its workers get on top of the template's (`{{ RUNPOD_SECRET_* }}` references
+   * resolved like the template's); a change is a rolling release.
+   */
+  @IsOptional() @IsObject() @IsStringMap() env?: Record<string, string>;
   // RunPod fields with no meaning on a self-hosted installation (ENDPOINT_FIELDS_NOT_USED):
   // accepted, since RunPod's clients send them, and validated, but not kept.
   @IsOptional() @IsBoolean() flashboot?: boolean;
