@@ -85,6 +85,9 @@ export async function startPodman(): Promise<PodmanService> {
   children.push(
     spawn('podman', ['system', 'service', '--time=0', `unix://${socket}`], {
       env,
+      // conmon writes files (an `oom` marker when a container is OOM-killed) into its working
+      // directory: the service's temp dir, not the package being tested.
+      cwd: dir,
       stdio: ['ignore', 'ignore', fs.openSync(path.join(dir, 'podman.log'), 'w')],
     }),
   );
