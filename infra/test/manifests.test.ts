@@ -102,7 +102,7 @@ describe.each(KUSTOMIZATIONS)('%s', (dir) => {
   it("routes the console's paths, and only those, to the one service that serves it (RUNPLANE_CONSOLE=true)", () => {
     const ingress = get(dir, 'Ingress', 'runplane')!;
     const paths: Json[] = ingress.spec.rules[0].http.paths;
-    const root = paths.find((p) => p.path === '/');
+    const root = paths.find((p) => p.path === '/')!;
     expect(root).toMatchObject({ pathType: 'Exact' }); // not a catch-all: /metrics stays unrouted
     const console = paths.filter((p) => p.backend.service.name === root.backend.service.name);
     expect(console.map((p) => p.path).filter((p) => p !== '/graphql')).toEqual(consolePaths());

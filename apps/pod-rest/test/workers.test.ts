@@ -161,11 +161,14 @@ describe('serverless workers through the bus (pod-rest with the local compute pr
     });
     expect(env.RUNPLANE_TEST_SERVER_SECRET).toBeUndefined();
     expect(env.RUNPLANE_API_KEY).toBeUndefined();
-    expect(
-      (await compute.logs(podId)).some(
-        (l) => l.stream === 'stderr' && l.text === 'fixture on stderr',
-      ),
-    ).toBe(true);
+    // stderr is its own pipe: its line may arrive after the stdout line read above.
+    await waitFor(
+      async () =>
+        (await compute.logs(podId)).some(
+          (l) => l.stream === 'stderr' && l.text === 'fixture on stderr',
+        ),
+      'the fixture line on stderr',
+    );
 
     const row = await pods.findById(podId);
     expect(row).toMatchObject({
