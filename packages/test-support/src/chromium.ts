@@ -1,6 +1,5 @@
 import fs from 'node:fs';
-import path from 'node:path';
-import { SKIP_DIR } from './index.js';
+import { skipIntegrationSuite } from './skips.js';
 
 /** Where the browser suites find Chromium: `CHROMIUM_PATH`, else Debian's package. */
 export const CHROMIUM_PATH = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
@@ -25,10 +24,6 @@ export const CHROMIUM_ARGS = [
 export function requireChromium(suite: string): string | null {
   if (fs.existsSync(CHROMIUM_PATH)) return CHROMIUM_PATH;
   const why = `${suite}: no Chromium at ${CHROMIUM_PATH} (apt-get install chromium, or set CHROMIUM_PATH)`;
-  if (process.env.RUNPLANE_REQUIRE_INTEGRATION === '1')
-    throw new Error(`${why} (RUNPLANE_REQUIRE_INTEGRATION=1)`);
-  fs.mkdirSync(SKIP_DIR, { recursive: true });
-  fs.appendFileSync(path.join(SKIP_DIR, `${process.pid}.txt`), `${why}\n`);
-  process.stderr.write(`\n!!! SKIPPED integration suite — ${why}\n\n`);
+  skipIntegrationSuite(why);
   return null;
 }

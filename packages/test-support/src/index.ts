@@ -1,10 +1,7 @@
-import fs from 'node:fs';
 import net from 'node:net';
-import os from 'node:os';
-import path from 'node:path';
+import { skipIntegrationSuite } from './skips.js';
 
-/** Where skipped integration suites are recorded; scripts/test.sh prints them after the run. */
-export const SKIP_DIR = path.join(os.tmpdir(), 'runplane-test-skips');
+export { SKIP_DIR, skipIntegrationSuite } from './skips.js';
 
 export const NATS_URL = process.env.NATS_URL ?? 'nats://127.0.0.1:4222';
 export const POSTGRES_URL =
@@ -38,11 +35,7 @@ export async function requireService(
   const ok = await reachable(url, service === 'nats' ? 4222 : 5432);
   if (ok) return true;
   const why = `${suite}: ${service} at ${redact(url)} is not reachable`;
-  if (process.env.RUNPLANE_REQUIRE_INTEGRATION === '1')
-    throw new Error(`${why} (RUNPLANE_REQUIRE_INTEGRATION=1)`);
-  fs.mkdirSync(SKIP_DIR, { recursive: true });
-  fs.appendFileSync(path.join(SKIP_DIR, `${process.pid}.txt`), `${why}\n`);
-  process.stderr.write(`\n!!! SKIPPED integration suite — ${why}\n\n`);
+  skipIntegrationSuite(why);
   return false;
 }
 

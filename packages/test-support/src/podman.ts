@@ -6,7 +6,7 @@ import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { SKIP_DIR } from './index.js';
+import { skipIntegrationSuite } from './skips.js';
 
 /** podman's settings for these tests (runc, cgroupfs, rlimits a container may set). */
 export const CONTAINERS_CONF = fileURLToPath(new URL('../podman/containers.conf', import.meta.url));
@@ -183,12 +183,7 @@ function contentsOf(source: string): Buffer {
 }
 
 function skip(suite: string, why: string): void {
-  const message = `${suite}: ${why}`;
-  if (process.env.RUNPLANE_REQUIRE_INTEGRATION === '1')
-    throw new Error(`${message} (RUNPLANE_REQUIRE_INTEGRATION=1)`);
-  fs.mkdirSync(SKIP_DIR, { recursive: true });
-  fs.appendFileSync(path.join(SKIP_DIR, `${process.pid}.txt`), `${message}\n`);
-  process.stderr.write(`\n!!! SKIPPED integration suite — ${message}\n\n`);
+  skipIntegrationSuite(`${suite}: ${why}`);
 }
 
 function hasCommand(command: string): boolean {
