@@ -15,7 +15,7 @@ import { ANY_JOB, JobChanges } from '../shared/job-changes.js';
 import { Leadership, leaseTtl } from '../timers/leadership.js';
 import { WorkerKeys } from '../workers/worker-keys.js';
 import { startBackoffMs } from '../store/worker-rules.js';
-import { WorkerLiveness } from '../workers/worker-liveness.service.js';
+import { JobTimersRepository } from '../store/job-timers.repository.js';
 import { WorkersRepository, type WorkerRow } from '../store/workers.repository.js';
 import { GpuWaits } from './gpu-waits.js';
 import { PublicUrl } from './public-url.js';
@@ -64,7 +64,7 @@ export class Autoscaler implements OnApplicationBootstrap, OnModuleDestroy {
     private readonly settings: SchedulerSettings,
     private readonly bus: Bus,
     private readonly keys: WorkerKeys,
-    private readonly liveness: WorkerLiveness,
+    private readonly jobTimers: JobTimersRepository,
     private readonly gpuWaits: GpuWaits,
     @Inject(LOGGER) private readonly logger: Logger,
   ) {}
@@ -348,7 +348,12 @@ export class Autoscaler implements OnApplicationBootstrap, OnModuleDestroy {
       }
     }
     this.stopRetryAt.delete(k);
-    await this.liveness.requeue(w.endpointId, w.id, new Date(), `worker stopped (${reason})`);
+    await this.jobTimers.requeueFromWorker(
+      w.endpointId,
+      w.id,
+      new Date(),
+      `worker stopped (${reason})`,
+    );
     // A managed worker's process may still poll while it shuts down (runpod-python finishes its open
     // job-take first): its row stays as a tombstone so those calls get no job and do not bring it
     // back as an external worker. External workers may legitimately return under the same id.

@@ -1,7 +1,6 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { LOGGER, type Logger } from '@runplane/platform';
 import { EndpointsRepository } from '../store/endpoints.repository.js';
-import type { Requeued } from '../store/job-rows.js';
 import { JobTimersRepository } from '../store/job-timers.repository.js';
 import { ANY_JOB, JobChanges } from '../shared/job-changes.js';
 import { startBackoffMs } from '../store/worker-rules.js';
@@ -27,7 +26,12 @@ export class WorkerLiveness {
       // The back-off first: requeueing wakes the autoscaler, which must already see it.
       if (w.managed && w.diedYoung)
         await this.endpoints.recordStartFailure(w.endpointId, startBackoffMs, now);
-      const { requeued, failed } = await this.requeue(w.endpointId, w.id, now, reason);
+      const { requeued, failed } = await this.jobs.requeueFromWorker(
+        w.endpointId,
+        w.id,
+        now,
+        reason,
+      );
       this.logger.warn(
         {
           endpointId: w.endpointId,
@@ -41,20 +45,5 @@ export class WorkerLiveness {
       );
       this.changes.changed(w.endpointId, ANY_JOB, { scaling: true });
     }
-  }
-
-  /**
-   * The one way a worker's running jobs leave it when it is gone: requeued, or FAILED once they
-   * used up RUNPLANE_JOB_MAX_ATTEMPTS (JobTimersRepository.requeueFromWorker); waiters, job-takes and
-   * the worker's job-stop poll are woken.
-   */
-  async requeue(
-    endpointId: string,
-    workerId: string,
-    now: Date,
-    reason: string,
-    unreported?: { reported: string[]; startedBefore: Date },
-  ): Promise<Requeued> {
-    return this.jobs.requeueFromWorker(endpointId, workerId, now, reason, unreported);
   }
 }

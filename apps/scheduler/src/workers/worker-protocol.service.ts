@@ -23,6 +23,7 @@ import { JobResultsRepository } from '../store/job-results.repository.js';
 import type { ClaimedJob, JobState } from '../store/job-rows.js';
 import { isWorkerLeaving } from '../store/job-rules.js';
 import { JobStopsRepository } from '../store/job-stops.repository.js';
+import { JobTimersRepository } from '../store/job-timers.repository.js';
 import { splitStreamOutput } from '../store/stream-chunks.js';
 import { SchedulerSettings } from '../settings.js';
 import { ANY_JOB, JobChanges } from '../shared/job-changes.js';
@@ -46,6 +47,7 @@ export class WorkerProtocolService {
     private readonly dispatch: JobDispatchRepository,
     private readonly results: JobResultsRepository,
     private readonly stops: JobStopsRepository,
+    private readonly jobTimers: JobTimersRepository,
     private readonly workers: WorkersRepository,
     private readonly endpoints: EndpointsService,
     private readonly endpointRows: EndpointsRepository,
@@ -233,7 +235,7 @@ export class WorkerProtocolService {
       );
     }
     if (request.reportsJobs) {
-      const { requeued, failed } = await this.liveness.requeue(
+      const { requeued, failed } = await this.jobTimers.requeueFromWorker(
         endpoint.id,
         request.workerId,
         now,
@@ -279,7 +281,7 @@ export class WorkerProtocolService {
     );
     if (worker.stopRequested) {
       // It asked to go (stopPod): the autoscaler replaces it as any stop-requested worker; anything it still held is requeued.
-      await this.liveness.requeue(
+      await this.jobTimers.requeueFromWorker(
         signal.endpointId,
         signal.workerId,
         new Date(),
