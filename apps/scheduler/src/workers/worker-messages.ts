@@ -6,6 +6,17 @@ import type { ClaimedJob } from '../store/job-rows.js';
 export const exitedWith = (code: number | null) =>
   code === null ? 'worker exited' : `worker exited (exit code ${code})`;
 
+/**
+ * A worker's history line for a process that ended by itself: `crashed: exit code 1`,
+ * `crashed: OOMKilled (exit code 137)`, `crashed: killed` (no code, no reason), `exited: …` for 0.
+ */
+export function endedReason(code: number | null, providerReason?: unknown): string {
+  const how = code === 0 ? 'exited' : 'crashed';
+  const why = typeof providerReason === 'string' ? providerReason.slice(0, 500) : '';
+  if (why) return `${how}: ${why}${code === null ? '' : ` (exit code ${code})`}`;
+  return code === null ? 'crashed: killed' : `${how}: exit code ${code}`;
+}
+
 /** `{id, input}` plus webhook / s3Config / policy when the request had them. */
 export function toWorkerJob(job: ClaimedJob): WorkerJob {
   const out: WorkerJob = { id: job.id, input: job.input as Record<string, unknown> };

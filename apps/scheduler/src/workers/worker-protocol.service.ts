@@ -27,7 +27,7 @@ import { JobTimersRepository } from '../store/job-timers.repository.js';
 import { splitStreamOutput } from '../store/stream-chunks.js';
 import { SchedulerSettings } from '../settings.js';
 import { ANY_JOB, JobChanges } from '../shared/job-changes.js';
-import { errorString, exitedWith, isError, toWorkerJob } from './worker-messages.js';
+import { endedReason, errorString, exitedWith, isError, toWorkerJob } from './worker-messages.js';
 import { WorkerLiveness } from './worker-liveness.service.js';
 import { WorkersRepository, type SeenWorker } from '../store/workers.repository.js';
 
@@ -267,17 +267,11 @@ export class WorkerProtocolService {
     if (!worker?.managed) return;
     this.touched.delete(key(signal.endpointId, signal.workerId));
     const code = Number.isInteger(signal.exitCode) ? signal.exitCode : null;
-    const why =
-      typeof signal.reason === 'string' && signal.reason ? signal.reason.slice(0, 500) : '';
     await this.workers.recordExit(
       signal.endpointId,
       signal.workerId,
       code,
-      why
-        ? `${code === 0 ? 'exited' : 'crashed'}: ${why}${code === null ? '' : ` (exit code ${code})`}`
-        : code === null
-          ? 'crashed: killed'
-          : `${code === 0 ? 'exited' : 'crashed'}: exit code ${code}`,
+      endedReason(code, signal.reason),
     );
     if (worker.stopRequested) {
       // It asked to go (stopPod): the autoscaler replaces it as any stop-requested worker; anything it still held is requeued.
