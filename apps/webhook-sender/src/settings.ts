@@ -3,7 +3,7 @@ import { Bus } from '@runplane/bus';
 import { boolSetting, environmentOf, intSetting, RunplaneConfig } from '@runplane/platform';
 
 /**
- * webhook-sender's settings (docs/configuration.md). The delivery rules come from the spec (2 more
+ * webhook-sender's settings (docs/configuration.md). The delivery rules are RunPod's (2 more
  * attempts, 10 s apart) and 10 s per attempt; tests shorten them.
  */
 @Injectable()
