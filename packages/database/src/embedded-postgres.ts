@@ -1,6 +1,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { PGlite } from '@electric-sql/pglite';
+import { PreparedPGlite, type PGliteClient } from './prepared-pglite.js';
 
 /**
  * The standalone server's storage: ONE embedded PostgreSQL (PGlite, in-process wasm) under
@@ -12,11 +13,16 @@ import { PGlite } from '@electric-sql/pglite';
  * safely; a transaction blocks the others until it ends, so never wait on the bus inside one.
  */
 export class EmbeddedPostgres {
+  /** What the services' Prisma clients query through: PGlite with cached prepared statements. */
+  readonly client: PGliteClient;
+
   private constructor(
     readonly pglite: PGlite,
     private readonly lockFile?: string,
     private readonly dataDir?: string,
-  ) {}
+  ) {
+    this.client = new PreparedPGlite(pglite).client();
+  }
 
   /** Opens (or creates) the database in `dataDir`, or in memory when `dataDir` is undefined. */
   static async open(dataDir?: string): Promise<EmbeddedPostgres> {

@@ -1,7 +1,7 @@
 import { PrismaPg } from '@prisma/adapter-pg';
 import type { SqlDriverAdapterFactory } from '@prisma/driver-adapter-utils';
 import { PrismaPGlite } from 'pglite-prisma-adapter';
-import type { PGlite } from '@electric-sql/pglite';
+import type { PGliteClient } from './prepared-pglite.js';
 import type { DatabaseTarget } from './target.js';
 
 /** The parts of a generated Prisma client this package relies on. */
@@ -18,10 +18,11 @@ export type PrismaClientClass<T extends PrismaClientLike> = new (options: {
 /** PGlite adapter whose queries are qualified with the service's schema (the stock factory has no option for it). */
 class SchemaScopedPGlite extends PrismaPGlite {
   constructor(
-    client: PGlite,
+    client: PGliteClient,
     private readonly schema: string,
   ) {
-    super(client);
+    // Prisma's adapter calls only query, exec and transaction.
+    super(client as ConstructorParameters<typeof PrismaPGlite>[0]);
   }
 
   override async connect() {
@@ -37,8 +38,31 @@ export function createAdapterFactory(
   poolSize = 10,
 ): SqlDriverAdapterFactory {
   if (target.kind === 'embedded')
-    return new SchemaScopedPGlite(target.embedded.pglite, target.schema);
-  return new PrismaPg({ connectionString: target.url, max: poolSize }, { schema: target.schema });
+    return new SchemaScopedPGlite(target.embedded.client, target.schema);
+  return new PrismaPg(
+    { connectionString: target.url, max: poolSize },
+    { schema: target.schema, statementNameGenerator: statementNames() },
+  );
+}
+
+/**
+ * Names under which pg prepares each SQL text once per connection (Prisma's adapter otherwise
+ * sends every query unnamed, so Postgres parses and plans the scheduler's multi-CTE transitions
+ * on every call). pg keeps a named statement for the connection's life, so only the first
+ * `capacity` texts get names (texts vary with the length of `IN (...)` lists); the rest stay
+ * unnamed, as before.
+ */
+export function statementNames(capacity = 1000): (query: { sql: string }) => string {
+  const names = new Map<string, string>();
+  return ({ sql }) => {
+    let name = names.get(sql);
+    if (name === undefined && names.size < capacity) {
+      name = `rp_${names.size + 1}`;
+      names.set(sql, name);
+    }
+    // pg treats an undefined name as an unnamed statement.
+    return name as string;
+  };
 }
 
 export function createPrismaClient<T extends PrismaClientLike>(

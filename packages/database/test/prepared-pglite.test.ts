@@ -1,0 +1,79 @@
+import { PGlite } from '@electric-sql/pglite';
+import { PreparedPGlite } from '../src/prepared-pglite.js';
+
+describe('PreparedPGlite', () => {
+  let pg: PGlite;
+
+  beforeEach(async () => {
+    pg = await PGlite.create();
+    await pg.exec('CREATE TABLE item (id int PRIMARY KEY, name text NOT NULL, doc json)');
+  });
+  afterEach(() => pg.close());
+
+  const prepared = async () =>
+    (await pg.query<{ name: string }>('SELECT name FROM pg_prepared_statements ORDER BY name'))
+      .rows;
+
+  it('answers as PGlite.query does, preparing each text once', async () => {
+    const client = new PreparedPGlite(pg).client();
+    const insert = 'INSERT INTO item VALUES ($1, $2, $3::json) RETURNING id, name, doc';
+    for (const id of [1, 2, 3])
+      expect(await client.query(insert, [id, `n${id}`, JSON.stringify({ id })])).toEqual(
+        await pg.query('SELECT id, name, doc FROM item WHERE id = $1', [id]).then((r) => ({
+          ...r,
+          command: 'INSERT',
+          affectedRows: 1,
+        })),
+      );
+    const select = 'SELECT id, name FROM item WHERE id = ANY($1::int[]) ORDER BY id';
+    expect((await client.query(select, [[1, 3]], { rowMode: 'array' })).rows).toEqual([
+      [1, 'n1'],
+      [3, 'n3'],
+    ]);
+    expect(
+      await client.query('SELECT count(*)::int AS n FROM item WHERE name = $1', [null]),
+    ).toMatchObject({ rows: [{ n: 0 }] });
+    expect((await prepared()).length).toBe(3);
+  });
+
+  it('reports errors with their code and stays usable', async () => {
+    const client = new PreparedPGlite(pg).client();
+    await expect(client.query('SELECT $1::int AS n', ['nope'])).rejects.toMatchObject({
+      code: '22P02',
+      query: 'SELECT $1::int AS n',
+    });
+    await expect(client.query('SELEKT 1')).rejects.toMatchObject({ code: '42601' });
+    expect((await client.query('SELECT $1::int AS n', [7])).rows).toEqual([{ n: 7 }]);
+  });
+
+  it('closes the least recently used statements beyond its capacity', async () => {
+    const client = new PreparedPGlite(pg, 2).client();
+    for (const n of [1, 2, 3, 1, 4]) await client.query(`SELECT ${n} AS n`);
+    // 1, 2, 3 → 2 closed; 1 used again; 4 → 3 closed. Closes are sent with the next query.
+    await client.query('SELECT 1 AS n');
+    expect(await prepared()).toHaveLength(2);
+    expect((await client.query('SELECT 3 AS n')).rows).toEqual([{ n: 3 }]);
+  });
+
+  it('runs transactions: committed, rolled back, and closed after their end', async () => {
+    const client = new PreparedPGlite(pg).client();
+    const insert = 'INSERT INTO item VALUES ($1, $2)';
+    await client.transaction(async (tx) => {
+      await tx.query(insert, [1, 'kept']);
+    });
+    await expect(
+      client.transaction(async (tx) => {
+        await tx.query(insert, [2, 'dropped']);
+        await tx.query(insert, [1, 'duplicate']);
+      }),
+    ).rejects.toMatchObject({ code: '23505' });
+    let leaked: { query: (sql: string) => Promise<unknown> } | undefined;
+    await client.transaction(async (tx) => {
+      leaked = tx;
+    });
+    await expect(leaked!.query('SELECT 1')).rejects.toThrow('Transaction is closed');
+    expect((await client.query('SELECT id, name FROM item')).rows).toEqual([
+      { id: 1, name: 'kept' },
+    ]);
+  });
+});
