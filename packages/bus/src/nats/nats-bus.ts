@@ -26,7 +26,6 @@ import {
   ClosedConnectionError,
   RequestError,
   TimeoutError,
-  connect,
   headers as natsHeaders,
   nanos,
   type Msg,
@@ -34,6 +33,7 @@ import {
   type NatsConnection,
   type Subscription as NatsSubscription,
 } from '@nats-io/transport-node';
+import { connectNats } from './coalescing-transport.js';
 import {
   Bus,
   DEFAULT_CONSUME,
@@ -68,7 +68,7 @@ export async function deleteNatsNamespace(
   servers: string | string[],
   namespace: string,
 ): Promise<string[]> {
-  const nc = await connect({ servers, name: `runplane teardown ${namespace}` });
+  const nc = await connectNats({ servers, name: `runplane teardown ${namespace}` });
   try {
     const jsm = await jetstreamManager(nc);
     const { stream, blobBucket } = natsResourceNames(namespace);
@@ -172,7 +172,7 @@ export class NatsBus extends Bus {
     // Reconnect forever: a service outliving a NATS outage is better than one that exits.
     // noAsyncTraces: the client would capture a stack trace at every request for its timeout
     // errors (about a tenth of queue-api's CPU under load); ours name the subject instead.
-    const nc = await connect({
+    const nc = await connectNats({
       servers: options.servers,
       name: options.name,
       maxReconnectAttempts: -1,
