@@ -7,3 +7,4 @@ export * from './database.module.js';
 export * from './outbox/outbox-store.js';
 export * from './outbox/outbox-relay.js';
 export * from './group-commit.js';
+export * from './prepared-pglite.js';

@@ -7,6 +7,15 @@ import {
   type Transaction,
 } from '@electric-sql/pglite';
 
+/**
+ * Starts a statement whose plan should be made once and reused, whatever its parameters: the
+ * hot job transitions, whose batches of arrays make Postgres's own choice plan them anew at
+ * every call (a job insert batch: 1.4 ms re-planned, 0.6 ms with its generic plan). Not for
+ * statements whose best plan depends on the values, such as range sweeps over a large table.
+ * Honoured by the embedded database; a plain comment elsewhere.
+ */
+export const GENERIC_PLAN_HINT = '/* runplane: generic plan */';
+
 /** The part of PGlite that Prisma's PGlite adapter calls. */
 export type PGliteClient = Pick<PGlite, 'query' | 'exec' | 'transaction'>;
 
@@ -88,17 +97,22 @@ export class PreparedPGlite {
       return serialize ? serialize(param) : String(param);
     });
     const { serialize } = protocol;
+    // The plan is chosen at Bind, under the plan_cache_mode then in force. A SET inside a
+    // transaction that then fails is undone with it, like the rest of the transaction.
+    const generic = sql.trimStart().startsWith(GENERIC_PLAN_HINT);
     try {
       const { messages } = await this.pg.execProtocol(
         concat(
+          ...(generic ? [serialize.query('SET plan_cache_mode = force_generic_plan')] : []),
           serialize.bind({ statement: statement.name, values: values as string[] }),
           serialize.describe({ type: 'P' }),
           serialize.execute({}),
           serialize.sync(),
+          ...(generic ? [serialize.query('SET plan_cache_mode = auto')] : []),
         ),
         { syncToFs: false },
       );
-      return parse.parseResults(messages, this.pg.parsers, options)[0] as Results<T>;
+      return parse.parseResults(messages, this.pg.parsers, options)[generic ? 1 : 0] as Results<T>;
     } catch (err) {
       throw withQuery(err, sql, params);
     }

@@ -1,5 +1,5 @@
 import { PGlite } from '@electric-sql/pglite';
-import { PreparedPGlite } from '../src/prepared-pglite.js';
+import { GENERIC_PLAN_HINT, PreparedPGlite } from '../src/prepared-pglite.js';
 
 describe('PreparedPGlite', () => {
   let pg: PGlite;
@@ -75,5 +75,30 @@ describe('PreparedPGlite', () => {
     expect((await client.query('SELECT id, name FROM item')).rows).toEqual([
       { id: 1, name: 'kept' },
     ]);
+  });
+
+  it('plans a hinted statement once, and leaves the others to Postgres', async () => {
+    const client = new PreparedPGlite(pg).client();
+    const hinted = `${GENERIC_PLAN_HINT} SELECT count(*)::int AS n FROM item WHERE id = ANY($1::int[])`;
+    const plain = 'SELECT count(*)::int AS n FROM item WHERE id = ANY($1::int[])';
+    for (let i = 0; i < 3; i++) {
+      expect((await client.query(hinted, [[1, 2]])).rows).toEqual([{ n: 0 }]);
+      expect((await client.query(plain, [[1, 2]])).rows).toEqual([{ n: 0 }]);
+    }
+    await expect(
+      client.transaction(async (tx) => {
+        await tx.query(hinted, [[1]]);
+        await tx.query('SELECT 1/0');
+      }),
+    ).rejects.toMatchObject({ code: '22012' });
+    const plans = await pg.query<{
+      statement: string;
+      generic_plans: number;
+      custom_plans: number;
+    }>('SELECT statement, generic_plans::int, custom_plans::int FROM pg_prepared_statements');
+    expect(plans.rows.find((r) => r.statement === hinted)).toMatchObject({ custom_plans: 0 });
+    expect(plans.rows.find((r) => r.statement === hinted)!.generic_plans).toBeGreaterThanOrEqual(3);
+    expect(plans.rows.find((r) => r.statement === plain)).toMatchObject({ custom_plans: 3 });
+    expect((await pg.query('SHOW plan_cache_mode')).rows).toEqual([{ plan_cache_mode: 'auto' }]);
   });
 });

@@ -2,7 +2,7 @@ import { Injectable } from '@nestjs/common';
 import { Prisma, PrismaClient } from '../generated/prisma/client.js';
 import { JobEffects } from './job-effects.js';
 import { SchedulerTables } from './scheduler-tables.js';
-import { at, jsonParam, toJson, type ClaimedJob } from './job-rows.js';
+import { at, jsonParam, toJson, type ClaimedJob, PLANNED_ONCE } from './job-rows.js';
 import { heldBySql, heldByWhere, workerLeavingSql } from './job-rules.js';
 
 /** At most one PROGRESS event per job in this window (a worker may post progress many times a second). */
@@ -39,7 +39,7 @@ export class JobDispatchRepository {
     now: Date,
   ): Promise<ClaimedJob[]> {
     const { job, stop, worker, event } = this.t.sql;
-    const rows = await this.db.$queryRaw<ClaimedJob[]>(Prisma.sql`
+    const rows = await this.db.$queryRaw<ClaimedJob[]>(Prisma.sql`${PLANNED_ONCE}
       WITH claimed AS (
         UPDATE ${job} SET status = 'IN_PROGRESS', "workerId" = ${workerId}, "startedAt" = ${at(now)}::timestamp(3),
           "timeoutAt" = ${at(now)}::timestamp(3) + "executionTimeoutMs" * interval '1 millisecond', output = NULL, attempts = attempts + 1

@@ -11,6 +11,7 @@ import {
   type JobRow,
   type JobState,
   type NewJob,
+  PLANNED_ONCE,
 } from './job-rows.js';
 import { workerLeavingSql } from './job-rules.js';
 
@@ -66,7 +67,7 @@ export class JobIntakeRepository {
     const offeredTo = items.map(({ job }) => job.offeredTo ?? null);
     const { job, worker, jobStatus, event } = this.t.sql;
     const inserted = await this.db.$queryRaw<Array<{ id: string; workerId: string | null }>>(
-      Prisma.sql`
+      Prisma.sql`${PLANNED_ONCE}
       WITH candidates AS (
         SELECT c.*, (c."offeredTo" IS NOT NULL AND NOT EXISTS (
             SELECT 1 FROM ${worker} w WHERE w."endpointId" = c."endpointId" AND w.id = c."offeredTo" AND ${workerLeavingSql('w')}

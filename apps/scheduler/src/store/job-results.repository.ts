@@ -12,6 +12,7 @@ import {
   type JobRow,
   type JobState,
   type WorkerResult,
+  PLANNED_ONCE,
 } from './job-rows.js';
 import {
   BULK_TX,
@@ -104,7 +105,7 @@ export class JobResultsRepository {
     const batch = [...first.values()];
     const now = items[items.length - 1].now;
     const { job, worker, event, jobStatus } = this.t.sql;
-    const rows = await this.db.$queryRaw<JobState[]>(Prisma.sql`
+    const rows = await this.db.$queryRaw<JobState[]>(Prisma.sql`${PLANNED_ONCE}
       WITH results AS (
         SELECT * FROM unnest(
           ${batch.map((b) => b.id)}::text[], ${batch.map((b) => b.endpointId)}::text[], ${batch.map((b) => b.workerId)}::text[],

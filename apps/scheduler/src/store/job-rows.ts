@@ -1,4 +1,11 @@
+import { GENERIC_PLAN_HINT } from '@runplane/database';
 import { Prisma, type Job } from '../generated/prisma/client.js';
+
+/**
+ * Starts the statements of the transitions every job goes through (insert, claim, finish): the
+ * embedded database plans them once instead of at every call (see GENERIC_PLAN_HINT).
+ */
+export const PLANNED_ONCE = Prisma.raw(GENERIC_PLAN_HINT);
 
 /** The shapes of job rows the scheduler reads and writes (one home, imported by every job file). */
 export type JobRow = Job;
