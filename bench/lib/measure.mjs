@@ -4,7 +4,10 @@
 // when the handler started (the handler returns its own clock reading).
 
 /** Milliseconds since the epoch with sub-millisecond precision, comparable across processes. */
-export const now = () => performance.timeOrigin + performance.now();
+// The system-wide monotonic clock (CLOCK_MONOTONIC), in ms: the workers stamp their handler's
+// start with it too. performance.timeOrigin is fixed per process at its start and can be off by
+// more than a dispatch takes (it gave BullMQ a negative p50).
+export const now = () => Number(process.hrtime.bigint()) / 1e6;
 export const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 export const round = (x) =>
   x === undefined || x === null || Number.isNaN(x) ? undefined : Math.round(x * 100) / 100;

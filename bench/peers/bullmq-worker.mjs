@@ -7,7 +7,7 @@ import { Worker } from 'bullmq';
 const [name, concurrency] = process.argv.slice(2);
 const worker = new Worker(
   name,
-  async () => ({ startedAt: performance.timeOrigin + performance.now() }),
+  async () => ({ startedAt: Number(process.hrtime.bigint()) / 1e6 }),
   {
     connection: { host: '127.0.0.1', port: 6379, maxRetriesPerRequest: null },
     concurrency: Number(concurrency),

@@ -12,7 +12,7 @@ boss.on('error', (err) => process.stderr.write(`pg-boss worker: ${err.stack ?? e
 await boss.start();
 for (let i = 0; i < Number(concurrency); i++) {
   await boss.work(name, { pollingIntervalSeconds: 0.5, batchSize: 1 }, async () => ({
-    startedAt: performance.timeOrigin + performance.now(),
+    startedAt: Number(process.hrtime.bigint()) / 1e6,
   }));
 }
 process.send?.('ready');
