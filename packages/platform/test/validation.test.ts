@@ -1,5 +1,6 @@
 import { IsInt, IsString, Min, ValidateNested } from 'class-validator';
 import { Type } from 'class-transformer';
+import { IsStringMap } from '@runplane/contracts';
 import { createValidationPipe } from '../src/http/validation.js';
 
 const body = { type: 'body' as const };
@@ -13,6 +14,15 @@ class Inner {
 class Outer {
   @IsString()
   name!: string;
+
+  @ValidateNested()
+  @Type(() => Inner)
+  inner!: Inner;
+}
+
+class WithEnv {
+  @IsStringMap()
+  env!: Record<string, string>;
 
   @ValidateNested()
   @Type(() => Inner)
@@ -53,5 +63,14 @@ describe('createValidationPipe', () => {
     expect(await check(Later, { name: 7, inner: { count: 2 }, label: 'x' })).toBe(
       'name must be a string',
     );
+  });
+
+  it('keeps env maps whole, keys Nest strips elsewhere included, every time', async () => {
+    for (let i = 0; i < 2; i++) {
+      const value = { env: { constructor: 'c', prototype: 'p', A: 'a' }, inner: { count: 1 } };
+      const out = (await pipe.transform(value, { ...body, metatype: WithEnv } as never)) as WithEnv;
+      expect(out.env).toEqual({ constructor: 'c', prototype: 'p', A: 'a' });
+      expect(await check(WithEnv, { env: { A: 1 }, inner: { count: 1 } })).toMatch(/env/);
+    }
   });
 });

@@ -27,8 +27,13 @@ function rememberValidationRules(): void {
     let byOptions = remembered.get(target);
     if (!byOptions) remembered.set(target, (byOptions = new Map()));
     let rules = byOptions.get(key);
-    if (!rules) byOptions.set(key, (rules = lookup(target, schema, always, strictGroups, groups)));
-    return [...rules];
+    if (!rules) {
+      rules = lookup(target, schema, always, strictGroups, groups);
+      // Frozen: every caller only reads the list; one that changed it would now fail loudly.
+      Object.freeze(rules);
+      byOptions.set(key, rules);
+    }
+    return rules;
   };
   for (const method of [
     'addValidationMetadata',
@@ -106,19 +111,37 @@ type Plain = Record<string, unknown>;
 const isPlain = (v: unknown): v is Plain =>
   typeof v === 'object' && v !== null && !Array.isArray(v);
 
+/** Per DTO class: its env map properties (checked by `IsStringMap`) and the nested DTO of a key. */
+interface EnvMapShape {
+  maps: Set<string>;
+  nested: Map<string, unknown>;
+}
+const envMapShapes = new WeakMap<object, EnvMapShape>();
+
+function envMapShape(type: new () => unknown): EnvMapShape {
+  let shape = envMapShapes.get(type);
+  if (!shape) {
+    const maps = getMetadataStorage()
+      .getTargetValidationMetadatas(type, '', true, false)
+      .filter((m) => m.name === 'isStringMap')
+      .map((m) => m.propertyName);
+    shape = { maps: new Set(maps), nested: new Map() };
+    envMapShapes.set(type, shape);
+  }
+  return shape;
+}
+
 /** The env maps (properties checked by `IsStringMap`) found in a value, nested DTOs included. */
 function envMapsIn(type: unknown, value: unknown, found: Array<[Plain, string]> = []) {
   if (typeof type !== 'function' || type === Object || !isPlain(value)) return found;
-  const maps = new Set(
-    getMetadataStorage()
-      .getTargetValidationMetadatas(type, '', true, false)
-      .filter((m) => m.name === 'isStringMap')
-      .map((m) => m.propertyName),
-  );
+  const shape = envMapShape(type as new () => unknown);
   for (const key of Object.keys(value)) {
-    if (maps.has(key)) found.push([value, key]);
+    if (shape.maps.has(key)) found.push([value, key]);
     else {
-      const nested = defaultMetadataStorage.findTypeMetadata(type, key)?.typeFunction();
+      if (!shape.nested.has(key))
+        shape.nested.set(key, defaultMetadataStorage.findTypeMetadata(type, key)?.typeFunction());
+      const nested = shape.nested.get(key);
+      if (nested === undefined) continue;
       for (const item of [value[key]].flat()) envMapsIn(nested, item, found);
     }
   }
