@@ -173,6 +173,22 @@ describe('workload logs: GET /v1/pods/{id}/logs, the worker and job log routes o
     numbers.forEach((n, i) => expect(n).toBe(numbers[0] + i));
   }, 90_000);
 
+  it('keeps the bound as the lines keep coming: a Pod over it is trimmed again', async () => {
+    const podId = await createPod({ LINES: String(MAX_LINES), TICK: '1' });
+    // Each batch of ticks (one every 50 ms) takes the Pod over the bound again.
+    const later = await waitFor(
+      async () => {
+        const got = await logs(`/v1/pods/${podId}/logs`);
+        // A read may fall between a batch's insert and its trim: wait for one after a trim.
+        const ticks = got.filter((l) => l.text.startsWith('tick ')).length;
+        return ticks >= 20 && got.length === MAX_LINES ? got : undefined;
+      },
+      'ticks after the numbered lines, the Pod back at its bound',
+      60_000,
+    );
+    expect(later.at(-1)!.text).toMatch(/^tick \d+$/);
+  }, 90_000);
+
   it('refuses a bad tail, since or follow with a 400 naming the field', async () => {
     const podId = await createPod({});
     for (const [query, field] of [

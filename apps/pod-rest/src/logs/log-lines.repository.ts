@@ -21,6 +21,12 @@ export interface LogReadOptions {
   tail?: number;
 }
 
+/** Lines and bytes of text a Pod holds. */
+interface Holding {
+  lines: number;
+  bytes: number;
+}
+
 /** Hard cap on one read: a follower reads on from the last id it got. */
 const MAX_READ = 10_000;
 
@@ -40,30 +46,69 @@ export class LogLinesRepository {
     this.pods = `${schema}."Pod"`;
   }
 
-  /** One statement per batch; then each Pod written to is cut back to its bounds. */
+  /**
+   * What each Pod written to holds, counted once and then kept by this repository's own appends
+   * and trims (a Pod's lines come from the one pod-rest that supervises it, one batch at a time):
+   * a Pod is trimmed only when it is over a bound. Trimming after every batch ran a window over
+   * all of the Pod's lines, up to RUNPLANE_LOG_MAX_LINES rows per batch, so a worker that logs
+   * per job made every job cost more the longer it ran.
+   */
+  private readonly held = new Map<string, Holding>();
+
+  /** One statement per batch; then each Pod over its bounds is cut back to them. */
   async append(
     lines: Array<Omit<StoredLogLine, 'id'>>,
     bounds: { maxLines: number; maxBytes: number },
   ): Promise<void> {
     if (!lines.length) return;
     await this.db.workloadLogLine.createMany({ data: lines });
-    for (const podId of new Set(lines.map((l) => l.podId))) await this.trim(podId, bounds);
+    const added = new Map<string, Holding>();
+    for (const line of lines) {
+      const sum = added.get(line.podId) ?? { lines: 0, bytes: 0 };
+      sum.lines += 1;
+      sum.bytes += Buffer.byteLength(line.text);
+      added.set(line.podId, sum);
+    }
+    for (const [podId, sum] of added) {
+      const known = this.held.get(podId);
+      let holding = known
+        ? { lines: known.lines + sum.lines, bytes: known.bytes + sum.bytes }
+        : await this.measure(podId);
+      if (holding.lines > bounds.maxLines || holding.bytes > bounds.maxBytes) {
+        const dropped = await this.trim(podId, bounds);
+        holding = { lines: holding.lines - dropped.lines, bytes: holding.bytes - dropped.bytes };
+      }
+      this.held.set(podId, holding);
+    }
+  }
+
+  private async measure(podId: string): Promise<Holding> {
+    const [row] = await this.db.$queryRawUnsafe<Array<{ lines: number; bytes: number }>>(
+      `SELECT count(*)::int AS lines, coalesce(sum(octet_length("text")), 0)::float8 AS bytes
+       FROM ${this.table} WHERE "podId" = $1`,
+      podId,
+    );
+    return row;
   }
 
   /** Drops the oldest lines of a Pod beyond `maxLines` or beyond `maxBytes` of text (newest kept). */
-  private async trim(podId: string, b: { maxLines: number; maxBytes: number }): Promise<void> {
-    await this.db.$executeRawUnsafe(
-      `DELETE FROM ${this.table} WHERE "podId" = $1 AND "id" <= (
-         SELECT max("id") FROM (
-           SELECT "id",
-                  row_number() OVER (ORDER BY "id" DESC) AS n,
-                  sum(octet_length("text")) OVER (ORDER BY "id" DESC) AS bytes
-           FROM ${this.table} WHERE "podId" = $1
-         ) newest WHERE n > $2 OR bytes > $3)`,
+  private async trim(podId: string, b: { maxLines: number; maxBytes: number }): Promise<Holding> {
+    const [dropped] = await this.db.$queryRawUnsafe<Array<{ lines: number; bytes: number }>>(
+      `WITH dropped AS (
+         DELETE FROM ${this.table} WHERE "podId" = $1 AND "id" <= (
+           SELECT max("id") FROM (
+             SELECT "id",
+                    row_number() OVER (ORDER BY "id" DESC) AS n,
+                    sum(octet_length("text")) OVER (ORDER BY "id" DESC) AS bytes
+             FROM ${this.table} WHERE "podId" = $1
+           ) newest WHERE n > $2 OR bytes > $3)
+         RETURNING octet_length("text") AS bytes)
+       SELECT count(*)::int AS lines, coalesce(sum(bytes), 0)::float8 AS bytes FROM dropped`,
       podId,
       b.maxLines,
       b.maxBytes,
     );
+    return dropped;
   }
 
   /** Lines of a Pod, oldest first. */
@@ -87,6 +132,8 @@ export class LogLinesRepository {
 
   /** Lines of Pods that no longer exist (purged after their deletion). */
   async deleteOrphans(): Promise<void> {
+    // Counted again at their next append.
+    this.held.clear();
     await this.db.$executeRawUnsafe(
       `DELETE FROM ${this.table} l WHERE NOT EXISTS (SELECT 1 FROM ${this.pods} p WHERE p."id" = l."podId")`,
     );
