@@ -27,6 +27,9 @@ interface Holding {
   bytes: number;
 }
 
+/** The share of its bounds a Pod over them is trimmed down to. */
+const TRIMMED_TO = 0.9;
+
 /** Hard cap on one read: a follower reads on from the last id it got. */
 const MAX_READ = 10_000;
 
@@ -75,7 +78,12 @@ export class LogLinesRepository {
         ? { lines: known.lines + sum.lines, bytes: known.bytes + sum.bytes }
         : await this.measure(podId);
       if (holding.lines > bounds.maxLines || holding.bytes > bounds.maxBytes) {
-        const dropped = await this.trim(podId, bounds);
+        // Down to nine tenths of the bounds: a Pod that keeps logging is trimmed once per tenth
+        // of its bound, not after every batch.
+        const dropped = await this.trim(podId, {
+          maxLines: Math.max(1, Math.floor(bounds.maxLines * TRIMMED_TO)),
+          maxBytes: Math.max(1, Math.floor(bounds.maxBytes * TRIMMED_TO)),
+        });
         holding = { lines: holding.lines - dropped.lines, bytes: holding.bytes - dropped.bytes };
       }
       this.held.set(podId, holding);
