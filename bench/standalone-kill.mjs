@@ -1,0 +1,186 @@
+#!/usr/bin/env node
+// Kill -9 of the standalone server under load: `runplane start` on a data directory of its own,
+// an endpoint with managed workers, /run jobs submitted at a steady rate; then the server's
+// whole process tree (server and workers, as a crashed machine or container would lose them) is
+// killed with SIGKILL, the server is started again on the same data directory while the clients
+// keep submitting, and afterwards every job the server accepted (answered 200 with an id) must
+// reach COMPLETED exactly once: none lost (404), none stuck, none failed.
+//
+//   npm run build && node bench/standalone-kill.mjs [--rate 100] [--before 10] [--after 10] [--kills 1]
+//
+// Loopback only; about a minute per kill (a job that was running when its worker died is
+// requeued once the restarted server declares the worker lost). Exits 1 on any lost, stuck or
+// failed job; results also go to bench/results/standalone-kill-<date>.json.
+import { spawn } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { parseArgs } from 'node:util';
+import { apiClient } from './lib/http.mjs';
+import { sleep } from './lib/measure.mjs';
+import { benchRoot, createEndpoint, freePort } from './lib/runplane.mjs';
+
+const { values: opts } = parseArgs({
+  options: {
+    // Jobs per second offered (below what the workers finish, so the queue drains).
+    rate: { type: 'string', default: '100' },
+    before: { type: 'string', default: '10' },
+    after: { type: 'string', default: '10' },
+    kills: { type: 'string', default: '1' },
+  },
+});
+const log = (msg) => console.log(`[standalone-kill +${process.uptime().toFixed(1)}s] ${msg}`);
+const apiKey = `kill-${randomBytes(16).toString('hex')}`;
+const api = apiClient(apiKey);
+const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'runplane-kill-'));
+const port = await freePort();
+const base = `http://127.0.0.1:${port}`;
+
+let server;
+function startServer() {
+  const child = spawn(
+    process.execPath,
+    [path.join(benchRoot, 'packages/cli/bin/runplane.js'), 'start'],
+    {
+      env: {
+        ...process.env,
+        RUNPLANE_API_KEY: apiKey,
+        RUNPLANE_DATA_DIR: dataDir,
+        RUNPLANE_RATE_LIMITS: 'false',
+        PORT: String(port),
+        HOST: '127.0.0.1',
+        LOG_LEVEL: 'warn',
+      },
+      stdio: ['ignore', 'ignore', 'pipe'],
+      detached: true,
+    },
+  );
+  let stderr = '';
+  child.stderr.on('data', (d) => (stderr = (stderr + d).slice(-4000)));
+  child.tail = () => stderr;
+  return child;
+}
+
+async function waitReady(child) {
+  const deadline = Date.now() + 180_000;
+  for (;;) {
+    if (child.exitCode !== null) throw new Error(`server exited:\n${child.tail()}`);
+    const ready = await fetch(`${base}/readyz`).then(
+      (r) => r.ok,
+      () => false,
+    );
+    if (ready) return;
+    if (Date.now() > deadline) throw new Error(`server not ready in 180 s:\n${child.tail()}`);
+    await sleep(250);
+  }
+}
+
+function killTree(child) {
+  try {
+    process.kill(-child.pid, 'SIGKILL');
+  } catch {
+    /* gone */
+  }
+  return new Promise((r) => (child.exitCode !== null ? r() : child.once('exit', r)));
+}
+
+const accepted = new Map(); // id → phase it was accepted in
+let phase = 'before kill 1';
+let submitting = true;
+let refused = 0;
+
+/** Offers `--rate` /run jobs per second (at most 64 in flight) until the load stops. */
+async function load(endpointId) {
+  const inFlight = new Set();
+  const perTick = Number(opts.rate) / 100;
+  let owed = 0;
+  while (submitting) {
+    owed += perTick;
+    for (; owed >= 1 && inFlight.size < 64; owed--) {
+      const call = api
+        .request(base, 'POST', `/v2/${endpointId}/run`, { input: { n: accepted.size } })
+        .then(
+          (job) => accepted.set(job.id, phase),
+          () => refused++, // the server is down: not accepted, nothing to find later
+        )
+        .finally(() => inFlight.delete(call));
+      inFlight.add(call);
+    }
+    await sleep(10);
+  }
+  await Promise.all(inFlight);
+}
+
+const results = { date: new Date().toISOString(), options: opts, kills: [] };
+let exitCode = 0;
+try {
+  server = startServer();
+  await waitReady(server);
+  const endpointId = await createEndpoint(api, base, { workers: 2, concurrency: 4 });
+  log(`server up at ${base}, data dir ${dataDir}; load starts`);
+  const loading = load(endpointId);
+  for (let k = 1; k <= Number(opts.kills); k++) {
+    phase = `before kill ${k}`;
+    await sleep(Number(opts.before) * 1000);
+    const before = accepted.size;
+    await killTree(server);
+    log(`kill -9 of the server's process tree after ${before} accepted jobs`);
+    phase = `restart ${k}`;
+    const restarted = Date.now();
+    server = startServer();
+    await waitReady(server);
+    log(`restarted on the same data dir in ${((Date.now() - restarted) / 1000).toFixed(1)} s`);
+    results.kills.push({ acceptedBefore: before, restartMs: Date.now() - restarted });
+    phase = `after kill ${k}`;
+    await sleep(Number(opts.after) * 1000);
+  }
+  submitting = false;
+  await loading;
+  log(`load stopped: ${accepted.size} accepted, ${refused} refused while down`);
+
+  // Every accepted job must end COMPLETED; a job running when its workers died is requeued once
+  // the restarted server declares them lost.
+  const pending = new Set(accepted.keys());
+  const outcome = { completed: 0, lost: 0, failed: 0, stuck: 0 };
+  const deadline = Date.now() + 180_000;
+  while (pending.size && Date.now() < deadline) {
+    for (const id of [...pending]) {
+      try {
+        const job = await api.request(base, 'GET', `/v2/${endpointId}/status/${id}`);
+        if (job.status === 'COMPLETED') outcome.completed++;
+        else if (['FAILED', 'CANCELLED', 'TIMED_OUT'].includes(job.status)) {
+          outcome.failed++;
+          log(`job ${id} (${accepted.get(id)}) ended ${job.status}: ${JSON.stringify(job.error)}`);
+        } else continue;
+      } catch (err) {
+        if (!/: 404 /.test(String(err))) continue;
+        outcome.lost++;
+        log(`job ${id} (${accepted.get(id)}) is lost: ${err.message}`);
+      }
+      pending.delete(id);
+    }
+    if (pending.size) await sleep(1000);
+  }
+  outcome.stuck = pending.size;
+  for (const id of pending) log(`job ${id} (${accepted.get(id)}) is not final after 180 s`);
+  Object.assign(results, { accepted: accepted.size, refusedWhileDown: refused, ...outcome });
+  console.table([{ accepted: accepted.size, ...outcome, 'refused while down': refused }]);
+  if (outcome.lost || outcome.failed || outcome.stuck || outcome.completed !== accepted.size) {
+    log('FAIL');
+    exitCode = 1;
+  } else log(`PASS: ${accepted.size} accepted jobs, all completed, across ${opts.kills} kill -9`);
+} catch (err) {
+  log(`error: ${err.stack ?? err}`);
+  exitCode = 1;
+} finally {
+  submitting = false;
+  if (server) await killTree(server);
+  api.close();
+  fs.rmSync(dataDir, { recursive: true, force: true });
+  const out = path.join(benchRoot, 'bench/results');
+  fs.mkdirSync(out, { recursive: true });
+  const file = path.join(out, `standalone-kill-${results.date.replace(/[:.]/g, '-')}.json`);
+  fs.writeFileSync(file, JSON.stringify(results, null, 2));
+}
+process.exit(exitCode);
