@@ -1,6 +1,7 @@
 import {
   parse,
   protocol,
+  type ParserOptions,
   type PGlite,
   type QueryOptions,
   type Results,
@@ -22,6 +23,8 @@ export type PGliteClient = Pick<PGlite, 'query' | 'exec' | 'transaction'>;
 interface Statement {
   name: string;
   paramTypes: number[];
+  /** When it was last used (a count of uses across all statements): the least recent is evicted. */
+  used: number;
 }
 
 /**
@@ -40,7 +43,12 @@ interface Statement {
 export class PreparedPGlite {
   private readonly statements = new Map<string, Statement>();
   private readonly closing: string[] = [];
+  private readonly mergedParsers = new WeakMap<
+    ParserOptions,
+    { base: PGlite['parsers']; all: PGlite['parsers'] }
+  >();
   private sequence = 0;
+  private uses = 0;
 
   constructor(
     private readonly pg: PGlite,
@@ -112,18 +120,36 @@ export class PreparedPGlite {
         ),
         { syncToFs: false },
       );
-      return parse.parseResults(messages, this.pg.parsers, options)[generic ? 1 : 0] as Results<T>;
+      const results = parse.parseResults(messages, this.parsersFor(options), {
+        ...options,
+        parsers: undefined,
+      });
+      return results[generic ? 1 : 0] as Results<T>;
     } catch (err) {
       throw withQuery(err, sql, params);
     }
   }
 
+  /**
+   * PGlite's parsers with the caller's own on top, merged once per caller's set: PGlite merges
+   * them at every query (a spread of a parser per Postgres type), and Prisma's adapter passes its
+   * own with every query.
+   */
+  private parsersFor(options: QueryOptions | undefined): PGlite['parsers'] {
+    const own = options?.parsers;
+    if (!own) return this.pg.parsers;
+    let merged = this.mergedParsers.get(own);
+    if (!merged || merged.base !== this.pg.parsers) {
+      merged = { base: this.pg.parsers, all: { ...this.pg.parsers, ...own } };
+      this.mergedParsers.set(own, merged);
+    }
+    return merged.all;
+  }
+
   private async prepare(sql: string, options: QueryOptions | undefined): Promise<Statement> {
     const cached = this.statements.get(sql);
     if (cached) {
-      // Map order is the eviction order: most recently used last.
-      this.statements.delete(sql);
-      this.statements.set(sql, cached);
+      cached.used = ++this.uses;
       return cached;
     }
     const name = `rp_${++this.sequence}`;
@@ -142,13 +168,16 @@ export class PreparedPGlite {
     } catch (err) {
       throw withQuery(err, sql, []);
     }
-    const statement = { name, paramTypes };
-    this.statements.set(sql, statement);
-    if (this.statements.size > this.capacity) {
-      const [oldest, { name: evicted }] = this.statements.entries().next().value!;
-      this.statements.delete(oldest);
-      this.closing.push(evicted);
+    const statement = { name, paramTypes, used: ++this.uses };
+    if (this.statements.size >= this.capacity) {
+      // A scan, but only when a new text arrives with the cache full.
+      let oldest: [string, Statement] | undefined;
+      for (const entry of this.statements)
+        if (!oldest || entry[1].used < oldest[1].used) oldest = entry;
+      this.statements.delete(oldest![0]);
+      this.closing.push(oldest![1].name);
     }
+    this.statements.set(sql, statement);
     return statement;
   }
 

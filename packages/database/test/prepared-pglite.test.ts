@@ -36,6 +36,22 @@ describe('PreparedPGlite', () => {
     expect((await prepared()).length).toBe(3);
   });
 
+  it("applies the caller's parsers over PGlite's, whichever set a call brings", async () => {
+    const client = new PreparedPGlite(pg).client();
+    const sql = 'SELECT $1::int AS n, $2::text AS t';
+    const tagged = { 23: (v: string) => `int:${v}` };
+    expect((await client.query(sql, [1, 'a'], { parsers: tagged })).rows).toEqual([
+      { n: 'int:1', t: 'a' },
+    ]);
+    expect((await client.query(sql, [2, 'b'], { parsers: tagged })).rows).toEqual([
+      { n: 'int:2', t: 'b' },
+    ]);
+    expect(
+      (await client.query(sql, [3, 'c'], { parsers: { 25: (v: string) => v.toUpperCase() } })).rows,
+    ).toEqual([{ n: 3, t: 'C' }]);
+    expect((await client.query(sql, [4, 'd'])).rows).toEqual([{ n: 4, t: 'd' }]);
+  });
+
   it('reports errors with their code and stays usable', async () => {
     const client = new PreparedPGlite(pg).client();
     await expect(client.query('SELECT $1::int AS n', ['nope'])).rejects.toMatchObject({
