@@ -54,5 +54,6 @@ ENV RUNPLANE_DATA_DIR=/data PORT=8080 HOST=0.0.0.0
 USER 10001:10001
 EXPOSE 8080
 VOLUME ["/data"]
-ENTRYPOINT ["node", "/app/packages/cli/bin/runplane.js"]
+# --max-semi-space-size: see packages/cli/bin/runplane.js.
+ENTRYPOINT ["node", "--max-semi-space-size=64", "/app/packages/cli/bin/runplane.js"]
 CMD ["start"]

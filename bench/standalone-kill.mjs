@@ -41,7 +41,7 @@ let server;
 function startServer() {
   const child = spawn(
     process.execPath,
-    [path.join(benchRoot, 'packages/cli/bin/runplane.js'), 'start'],
+    ['--max-semi-space-size=64', path.join(benchRoot, 'packages/cli/bin/runplane.js'), 'start'],
     {
       env: {
         ...process.env,

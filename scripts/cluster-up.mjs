@@ -137,7 +137,14 @@ const children = services.map((s) => {
 function start(s, env) {
   const child = spawn(
     process.execPath,
-    [path.join(root, 'packages/cli/bin/runplane.js'), 'start', '--service', s.name],
+    // As the image starts them (see packages/cli/bin/runplane.js).
+    [
+      '--max-semi-space-size=64',
+      path.join(root, 'packages/cli/bin/runplane.js'),
+      'start',
+      '--service',
+      s.name,
+    ],
     { env, stdio: ['ignore', 'pipe', 'pipe'] },
   );
   const prefix = `[${s.name}] `;

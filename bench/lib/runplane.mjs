@@ -53,7 +53,8 @@ export async function startServer(
     dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'runplane-bench-'));
     child = spawn(
       process.execPath,
-      [path.join(serverRoot, 'packages/cli/bin/runplane.js'), 'start'],
+      // As npm start, the image and the runplane bin start it (packages/cli/bin/runplane.js).
+      ['--max-semi-space-size=64', path.join(serverRoot, 'packages/cli/bin/runplane.js'), 'start'],
       {
         env: { ...env, PORT: String(port), RUNPLANE_DATA_DIR: dataDir },
         stdio: ['ignore', 'pipe', 'pipe'],

@@ -56,6 +56,7 @@ describe('Dockerfile', () => {
     const entry = inStage(finalStage).find((i) => i.getKeyword() === 'ENTRYPOINT')!;
     expect(JSON.parse(entry.getArgumentsContent()!)).toEqual([
       'node',
+      '--max-semi-space-size=64',
       '/app/packages/cli/bin/runplane.js',
     ]);
     expect(fs.existsSync(path.join(ROOT, 'packages/cli/bin/runplane.js'))).toBe(true);
