@@ -111,6 +111,8 @@ suite('console (browser)', () => {
 
   it('signs in from the keyboard with a key kept only in the tab (sessionStorage), never in the URL or a cookie', async () => {
     await page.goto(`${url}/`);
+    // The page is rendered by its script after `load`: Tab before that would focus the body.
+    await page.getByLabel('API key').waitFor();
     await page.keyboard.press('Tab'); // the key field is the first thing to focus
     await page.keyboard.type(ADMIN_KEY);
     await page.keyboard.press('Enter');

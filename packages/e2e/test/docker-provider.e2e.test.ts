@@ -122,6 +122,8 @@ suite('docker compute provider (standalone, podman API)', () => {
           REPO_ROOT,
           'packages/worker-sdk/dist',
         ),
+        // The SDK's one dependency (it has none of its own).
+        '/app/node_modules/undici': path.join(REPO_ROOT, 'node_modules/undici'),
       },
       ['/usr/local/bin/node', '/app/worker.mjs'],
     );
