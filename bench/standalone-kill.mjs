@@ -11,7 +11,6 @@
 // Loopback only; about a minute per kill (a job that was running when its worker died is
 // requeued once the restarted server declares the worker lost). Exits 1 on any lost, stuck or
 // failed job; results also go to bench/results/standalone-kill-<date>.json.
-import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import fs from 'node:fs';
 import os from 'node:os';
@@ -19,7 +18,7 @@ import path from 'node:path';
 import { parseArgs } from 'node:util';
 import { apiClient } from './lib/http.mjs';
 import { sleep } from './lib/measure.mjs';
-import { benchRoot, createEndpoint, freePort } from './lib/runplane.mjs';
+import { benchRoot, createEndpoint, freePort, startServer } from './lib/runplane.mjs';
 
 const { values: opts } = parseArgs({
   options: {
@@ -38,52 +37,8 @@ const port = await freePort();
 const base = `http://127.0.0.1:${port}`;
 
 let server;
-function startServer() {
-  const child = spawn(
-    process.execPath,
-    ['--max-semi-space-size=64', path.join(benchRoot, 'packages/cli/bin/runplane.js'), 'start'],
-    {
-      env: {
-        ...process.env,
-        RUNPLANE_API_KEY: apiKey,
-        RUNPLANE_DATA_DIR: dataDir,
-        RUNPLANE_RATE_LIMITS: 'false',
-        PORT: String(port),
-        HOST: '127.0.0.1',
-        LOG_LEVEL: 'warn',
-      },
-      stdio: ['ignore', 'ignore', 'pipe'],
-      detached: true,
-    },
-  );
-  let stderr = '';
-  child.stderr.on('data', (d) => (stderr = (stderr + d).slice(-4000)));
-  child.tail = () => stderr;
-  return child;
-}
-
-async function waitReady(child) {
-  const deadline = Date.now() + 180_000;
-  for (;;) {
-    if (child.exitCode !== null) throw new Error(`server exited:\n${child.tail()}`);
-    const ready = await fetch(`${base}/readyz`).then(
-      (r) => r.ok,
-      () => false,
-    );
-    if (ready) return;
-    if (Date.now() > deadline) throw new Error(`server not ready in 180 s:\n${child.tail()}`);
-    await sleep(250);
-  }
-}
-
-function killTree(child) {
-  try {
-    process.kill(-child.pid, 'SIGKILL');
-  } catch {
-    /* gone */
-  }
-  return new Promise((r) => (child.exitCode !== null ? r() : child.once('exit', r)));
-}
+const start = () =>
+  startServer('standalone', { apiKey, dataDir, port, env: { RUNPLANE_RATE_LIMITS: 'false' } });
 
 const accepted = new Map(); // id → phase it was accepted in
 let phase = 'before kill 1';
@@ -115,8 +70,7 @@ async function load(endpointId) {
 const results = { date: new Date().toISOString(), options: opts, kills: [] };
 let exitCode = 0;
 try {
-  server = startServer();
-  await waitReady(server);
+  server = await start();
   const endpointId = await createEndpoint(api, base, { workers: 2, concurrency: 4 });
   log(`server up at ${base}, data dir ${dataDir}; load starts`);
   const loading = load(endpointId);
@@ -124,12 +78,11 @@ try {
     phase = `before kill ${k}`;
     await sleep(Number(opts.before) * 1000);
     const before = accepted.size;
-    await killTree(server);
+    await server.kill();
     log(`kill -9 of the server's process tree after ${before} accepted jobs`);
     phase = `restart ${k}`;
     const restarted = Date.now();
-    server = startServer();
-    await waitReady(server);
+    server = await start();
     log(`restarted on the same data dir in ${((Date.now() - restarted) / 1000).toFixed(1)} s`);
     results.kills.push({ acceptedBefore: before, restartMs: Date.now() - restarted });
     phase = `after kill ${k}`;
@@ -175,7 +128,7 @@ try {
   exitCode = 1;
 } finally {
   submitting = false;
-  if (server) await killTree(server);
+  if (server) await server.kill();
   api.close();
   fs.rmSync(dataDir, { recursive: true, force: true });
   const out = path.join(benchRoot, 'bench/results');

@@ -22,7 +22,8 @@ export function freePort() {
 }
 
 /**
- * Starts a fresh server. standalone: `runplane start` on a temporary data dir. cluster: the six
+ * Starts a fresh server. standalone: `runplane start` on a temporary data dir, or on `dataDir` and
+ * `port` when given (a restart on the same data, kept by stop()). cluster: the six
  * services on the local NATS + PostgreSQL through scripts/cluster-up.mjs (with its ingress-like
  * gateway), on databases and bus subjects of a namespace of their own, dropped by stop().
  * `env` adds settings (e.g. RUNPLANE_RATE_LIMITS); `profileDir` makes every Node process of the
@@ -30,9 +31,16 @@ export function freePort() {
  */
 export async function startServer(
   mode,
-  { apiKey, serverRoot = benchRoot, env: extra = {}, profileDir } = {},
+  {
+    apiKey,
+    serverRoot = benchRoot,
+    env: extra = {},
+    profileDir,
+    dataDir: givenDataDir,
+    port: givenPort,
+  } = {},
 ) {
-  const port = await freePort();
+  const port = givenPort ?? (await freePort());
   const env = {
     ...process.env,
     RUNPLANE_API_KEY: apiKey,
@@ -50,7 +58,7 @@ export async function startServer(
   let dataDir;
   let namespace;
   if (mode === 'standalone') {
-    dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'runplane-bench-'));
+    dataDir = givenDataDir ?? fs.mkdtempSync(path.join(os.tmpdir(), 'runplane-bench-'));
     child = spawn(
       process.execPath,
       // As npm start, the image and the runplane bin start it (packages/cli/bin/runplane.js).
@@ -88,22 +96,29 @@ export async function startServer(
     log += d;
   });
   const base = `http://127.0.0.1:${port}`;
+  const exited = () => new Promise((r) => (child.exitCode !== null ? r() : child.once('exit', r)));
+  /** kill -9 of the server's process group (its workers included), as a crash would; data kept. */
+  const kill = async () => {
+    try {
+      process.kill(-child.pid, 'SIGKILL');
+    } catch {
+      /* gone */
+    }
+    await exited();
+  };
   const stop = async () => {
     try {
       process.kill(-child.pid, 'SIGTERM');
     } catch {
       /* gone */
     }
-    await Promise.race([
-      new Promise((r) => (child.exitCode !== null ? r() : child.once('exit', r))),
-      sleep(20_000),
-    ]);
+    await Promise.race([exited(), sleep(20_000)]);
     try {
       process.kill(-child.pid, 'SIGKILL');
     } catch {
       /* gone */
     }
-    if (dataDir) fs.rmSync(dataDir, { recursive: true, force: true });
+    if (dataDir && !givenDataDir) fs.rmSync(dataDir, { recursive: true, force: true });
     if (namespace) dropClusterDatabases(namespace);
   };
   const deadline = Date.now() + 180_000;
@@ -145,7 +160,7 @@ export async function startServer(
         /* gone */
       }
   };
-  return { mode, base, queueApiBase, stop, startProfiling, log: () => log };
+  return { mode, base, queueApiBase, stop, kill, startProfiling, log: () => log };
 }
 
 function dropClusterDatabases(namespace) {
