@@ -111,7 +111,11 @@ type Plain = Record<string, unknown>;
 const isPlain = (v: unknown): v is Plain =>
   typeof v === 'object' && v !== null && !Array.isArray(v);
 
-/** Per DTO class: its env map properties (checked by `IsStringMap`) and the nested DTO of a key. */
+/**
+ * Per DTO class: its env map properties (checked by `IsStringMap`) and the nested DTO types
+ * (`@Type`) found so far. Only keys that have one are remembered: a body's other keys are the
+ * client's choice, and remembering those would let requests grow the map without bound.
+ */
 interface EnvMapShape {
   maps: Set<string>;
   nested: Map<string, unknown>;
@@ -131,18 +135,27 @@ function envMapShape(type: new () => unknown): EnvMapShape {
   return shape;
 }
 
+/** The nested DTO type of a DTO's property, if it declares one. */
+function nestedType(type: new () => unknown, shape: EnvMapShape, key: string): unknown {
+  let nested = shape.nested.get(key);
+  if (nested === undefined) {
+    nested = defaultMetadataStorage.findTypeMetadata(type, key)?.typeFunction();
+    if (nested !== undefined) shape.nested.set(key, nested);
+  }
+  return nested;
+}
+
 /** The env maps (properties checked by `IsStringMap`) found in a value, nested DTOs included. */
 function envMapsIn(type: unknown, value: unknown, found: Array<[Plain, string]> = []) {
   if (typeof type !== 'function' || type === Object || !isPlain(value)) return found;
-  const shape = envMapShape(type as new () => unknown);
+  const dto = type as new () => unknown;
+  const shape = envMapShape(dto);
   for (const key of Object.keys(value)) {
     if (shape.maps.has(key)) found.push([value, key]);
     else {
-      if (!shape.nested.has(key))
-        shape.nested.set(key, defaultMetadataStorage.findTypeMetadata(type, key)?.typeFunction());
-      const nested = shape.nested.get(key);
-      if (nested === undefined) continue;
-      for (const item of [value[key]].flat()) envMapsIn(nested, item, found);
+      const nested = nestedType(dto, shape, key);
+      if (nested !== undefined)
+        for (const item of [value[key]].flat()) envMapsIn(nested, item, found);
     }
   }
   return found;
