@@ -152,7 +152,6 @@ export class WorkerTransport {
         abort,
         timeoutMs: LONG_POLL_TIMEOUT_MS,
       });
-      const text = res.text;
       if (res.status === 204) return { value: [], backoffMs: quickBackoff() };
       if (res.status === 429) return { value: [], backoffMs: 5000 };
       if (!ok(res.status)) {
@@ -160,7 +159,7 @@ export class WorkerTransport {
         return { value: [], backoffMs: 1000 };
       }
       const body: unknown =
-        mediaType(res) === 'application/json' && text ? JSON.parse(text) : undefined;
+        mediaType(res) === 'application/json' && res.text ? JSON.parse(res.text) : undefined;
       const ids =
         isObject(body) && Array.isArray(body.jobsToStop)
           ? body.jobsToStop.filter((id): id is string => typeof id === 'string')

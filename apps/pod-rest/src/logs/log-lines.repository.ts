@@ -91,7 +91,7 @@ export class LogLinesRepository {
   }
 
   private async measure(podId: string): Promise<Holding> {
-    const [row] = await this.db.$queryRawUnsafe<Array<{ lines: number; bytes: number }>>(
+    const [row] = await this.db.$queryRawUnsafe<Holding[]>(
       `SELECT count(*)::int AS lines, coalesce(sum(octet_length("text")), 0)::float8 AS bytes
        FROM ${this.table} WHERE "podId" = $1`,
       podId,
@@ -101,7 +101,7 @@ export class LogLinesRepository {
 
   /** Drops the oldest lines of a Pod beyond `maxLines` or beyond `maxBytes` of text (newest kept). */
   private async trim(podId: string, b: { maxLines: number; maxBytes: number }): Promise<Holding> {
-    const [dropped] = await this.db.$queryRawUnsafe<Array<{ lines: number; bytes: number }>>(
+    const [dropped] = await this.db.$queryRawUnsafe<Holding[]>(
       `WITH dropped AS (
          DELETE FROM ${this.table} WHERE "podId" = $1 AND "id" <= (
            SELECT max("id") FROM (
