@@ -7,7 +7,7 @@
 //
 //   npm run build && node scripts/webhook-crash-test.mjs [--jobs 500] [--port 8290] [--kills 1]
 //
-// It acts as an external worker itself (admin key on the worker routes, contract §4), so job
+// It acts as an external worker itself (an admin key is accepted on the worker routes), so job
 // completions are paced and need no worker process. Exits 0 on success; prints a summary line.
 import { spawn, execFileSync } from 'node:child_process';
 import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto';

@@ -2,7 +2,7 @@
 // A worker shaped like runpod-workers/worker-vllm, for the OpenAI-compatible route
 // (`/v2/<endpoint>/openai/v1/*`), without a model: it "generates" by echoing the last user message.
 //
-// Runplane turns an OpenAI request into a job with input {openai_route, openai_input} (contract §3):
+// Runplane turns an OpenAI request into a job with input {openai_route, openai_input}:
 //   - "stream": true   → the handler yields ready-made server-sent-event text ("data: {...}\n\n"),
 //                        which Runplane relays to the client as it arrives;
 //   - otherwise        → the handler yields one OpenAI response object; with returnAggregateStream

@@ -49,7 +49,7 @@ describe('LocalComputeProvider', () => {
   const newProvider = (options = {}) =>
     (provider = new LocalComputeProvider(createLogger({ level: 'silent' }), options));
 
-  it('runs entrypoint + command with PATH/HOME and the spec env only, and keeps stdout/stderr as logs', async () => {
+  it('runs entrypoint + command with PATH/HOME and the workload spec env only, and keeps stdout/stderr as logs', async () => {
     newProvider();
     const handle = await provider.start(
       spec(

@@ -111,7 +111,7 @@ describe('REST v1 /v1/pods with the local compute provider', () => {
     await server?.stop();
   });
 
-  it("POST creates (201) and runs the command locally: every field of the spec's Pod, priced from the catalogue", async () => {
+  it("POST creates (201) and runs the command locally: every field of RunPod's Pod, priced from the catalogue", async () => {
     const pod = await create({
       name: 'trainer',
       env: { MODEL: 'tiny', TOKEN: 'Bearer {{ RUNPOD_SECRET_api_token }}' },

@@ -13,7 +13,7 @@ let seq = 0;
 const endpoint = () => `ep-limits-${Date.now().toString(36)}-${seq++}`;
 
 /**
- * The spec's per-endpoint limits through HTTP, against the store a deployment uses: memory (one
+ * The per-endpoint limits (docs/limits.md) through HTTP, against the store a deployment uses: memory (one
  * process, embedded database) or PostgreSQL shared by replicas (`env` points queue-api at it).
  * `env()` returns null when that store is not available (the suite is then skipped loudly).
  */

@@ -2,7 +2,7 @@ import { describe, expect, it } from '@jest/globals';
 import { queryFlag, queryInt, queryList, resolveWorkerCall } from '../src/workers/worker-call.js';
 import { parseIdempotencyKey } from '../src/jobs/idempotency.service.js';
 
-describe('resolveWorkerCall (RunPod URL leniency, reference §1.3)', () => {
+describe('resolveWorkerCall (RunPod URL leniency: the URLs runpod-python builds)', () => {
   const call = (
     url: string,
     params: { workerId: string; jobId?: string },

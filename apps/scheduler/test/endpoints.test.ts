@@ -18,7 +18,7 @@ describe('endpoints over the bus', () => {
     await h?.stop();
   });
 
-  it('creates an endpoint with the contract §6 defaults; version starts at 1', async () => {
+  it('creates an endpoint with RunPod REST defaults; version starts at 1', async () => {
     const ep = await h.call(SchedulerRpc.createEndpoint, {
       ownerId: OWNER,
       endpoint: { templateId: 'tpl-1' } as never,

@@ -157,7 +157,7 @@ describe('startBackoffMs', () => {
   });
 });
 
-describe('workerEnv (contract §4)', () => {
+describe('workerEnv (the RUNPOD_* environment of a managed worker)', () => {
   it('bakes the worker id into every URL and leaves $ID for the job id', () => {
     const env = workerEnv({
       baseUrl: 'http://127.0.0.1:8080/',

@@ -3,7 +3,7 @@ import { SchedulerRpc, type JobRecord, type RunplaneError } from '@runplane/cont
 import { Sweeper } from '../src/timers/sweeper.service.js';
 import { OWNER, sleep, startHarness, until, type Harness } from './support.js';
 
-// The durable timers with the smallest policy values the spec allows (executionTimeout 5 s, ttl
+// The durable timers with the smallest policy values allowed (docs/limits.md) (executionTimeout 5 s, ttl
 // 10 s) and a 1 s ping interval. The scenarios run concurrently (started in beforeAll, checked
 // by the tests) so the file takes about as long as the longest one.
 describe('durable timers', () => {

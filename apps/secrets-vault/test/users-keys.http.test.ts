@@ -5,7 +5,7 @@ import { startTestServer, type TestServer } from '@runplane/platform';
 import { PrismaClient } from '../src/generated/prisma/client.js';
 import { secretsVaultService } from '../src/index.js';
 
-/** `/v1/users` and `/v1/apikeys` (contract §1) through HTTP, as an operator uses them. */
+/** `/v1/users` and `/v1/apikeys` through HTTP, as an operator uses them. */
 describe('secrets-vault: users and API keys over REST', () => {
   let server: TestServer;
   const as = (key: string) => ({ authorization: `Bearer ${key}` });

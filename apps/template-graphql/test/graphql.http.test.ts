@@ -370,7 +370,7 @@ describe('template-graphql: POST /graphql', () => {
         ).message,
       ).toMatch(/120 s after its most recent use/);
       podUsage.delete(t.id);
-      // Variables declared String! or String (reference §5.3).
+      // Variables declared String! or String (as RunPod's GraphQL schema declares them).
       const res = await gql(
         'mutation Del($name: String!) { deleteTemplate(templateName: $name) }',
         { variables: { name } },

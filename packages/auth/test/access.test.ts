@@ -32,7 +32,7 @@ describe('keys', () => {
   });
 });
 
-describe('isAllowed (contract §1 scopes)', () => {
+describe('isAllowed (API key scopes)', () => {
   it.each([
     ['admin', 'admin', true],
     ['readwrite', 'admin', false],

@@ -1,7 +1,7 @@
 import { describe, expect, it } from '@jest/globals';
 import { secretNamesIn, substituteSecrets } from '../src/secrets/secret-references.js';
 
-describe('secret references in template env (contract §8)', () => {
+describe('secret references in template env', () => {
   it('finds {{ RUNPOD_SECRET_<name> }} with or without spaces, whole value or part of it', () => {
     const env = {
       A: '{{ RUNPOD_SECRET_token }}',

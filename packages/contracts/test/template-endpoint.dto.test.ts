@@ -16,7 +16,7 @@ const errorsOf = (cls: new () => object, body: unknown) =>
   }));
 const pathsOf = (cls: new () => object, body: unknown) => errorsOf(cls, body).map((e) => e.path);
 
-describe('template and endpoint DTOs (reference §4.2, §4.3)', () => {
+describe('template and endpoint DTOs (RunPod REST v1 fields)', () => {
   it('TemplateCreateDto requires name and imageName although the update DTO it extends does not', () => {
     expect(pathsOf(TemplateCreateDto, {})).toEqual(expect.arrayContaining(['name', 'imageName']));
     expect(pathsOf(TemplateCreateDto, { name: 'a', imageName: 'img:1' })).toEqual([]);

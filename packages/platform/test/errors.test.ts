@@ -6,7 +6,7 @@ import { validateSync } from 'class-validator';
 import { JobRequestDto, RunplaneError } from '@runplane/contracts';
 import { flattenValidationErrors, toRunplaneError } from '../src/index.js';
 
-describe('toRunplaneError (contract §2)', () => {
+describe('toRunplaneError (the error model)', () => {
   it('keeps RunplaneErrors', () => {
     const e = RunplaneError.conflict('busy');
     expect(toRunplaneError(e)).toEqual({ error: e, unexpected: false });

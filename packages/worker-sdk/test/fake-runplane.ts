@@ -57,7 +57,7 @@ export class FakeRunplane {
   }
 
   /**
-   * The worker env as Runplane sets it (contract §4), written with the placeholders runpod-python
+   * The worker env as Runplane sets it, written with the placeholders runpod-python
    * substitutes: `$ID` (worker id in job-take, job id in job-done / job-stream) and `$RUNPOD_POD_ID`.
    */
   env(extra: Record<string, string> = {}): Record<string, string> {

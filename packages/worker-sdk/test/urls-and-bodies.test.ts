@@ -68,7 +68,7 @@ describe('worker URLs (runpod-python substitution rules)', () => {
   });
 });
 
-describe('job-done bodies (reference §1.5)', () => {
+describe('job-done bodies (as runpod-python posts them)', () => {
   it('wraps values as output and splits error / refresh_worker out of returned objects', () => {
     expect(shapeResult({ a: 1 })).toEqual({ output: { a: 1 } });
     expect(shapeResult('text')).toEqual({ output: 'text' });

@@ -18,7 +18,7 @@ export type Admission =
   | { admitted: false; message: string; retryAfterSeconds: number };
 
 /**
- * The spec's limits per endpoint and operation (docs/limits.md): a rate limit per 10-second window
+ * RunPod's limits per endpoint and operation (docs/limits.md): a rate limit per 10-second window
  * and a limit of requests in flight, each effectively max(base, running workers × per-worker
  * allowance). Counted per user and endpoint, so another user's traffic on an endpoint id (which
  * only ever gets 404) cannot use up the owner's budget.

@@ -13,7 +13,7 @@ import { TemplateSettings } from '../settings.js';
 const plural = (n: number, word: string) => `${n} ${word}${n === 1 ? '' : 's'}`;
 
 /**
- * The spec's deleteTemplate rules 2 and 3: a template cannot go while a serverless endpoint (the
+ * When deleteTemplate refuses: a template cannot go while a serverless endpoint (the
  * scheduler knows) or a Pod (pod-rest knows) uses it, nor until `deleteDelayMs` (2 minutes) after
  * a Pod last stopped running it. Users of every account count: a public template may run elsewhere.
  */

@@ -26,8 +26,8 @@ import {
 } from './templates.repository.js';
 
 /**
- * Defaults of RunPod's TemplateCreateInput, which are also the "defaults" of the
- * spec's template update table: what a field holds until it is set. An update changes only the
+ * Defaults of RunPod's TemplateCreateInput, which are also what a field holds
+ * until an update sets it. An update changes only the
  * fields it names. A serverless template has no volume, so its volumeInGb defaults to 0.
  */
 export const TEMPLATE_DEFAULTS = {

@@ -1,4 +1,4 @@
-/** Job states of the spec ("States and transitions"). */
+/** A job's states, as RunPod names them (the state machine: docs/architecture.md). */
 export const JOB_STATUSES = [
   'IN_QUEUE',
   'IN_PROGRESS',

@@ -1,4 +1,4 @@
-/** Constants of the spec's "Limits" and policy tables, in milliseconds unless named otherwise. */
+/** Job limits and policy bounds (docs/limits.md), in milliseconds unless named otherwise. */
 export const JOB_LIMITS = {
   executionTimeout: { default: 600_000, min: 5_000, max: 7 * 24 * 3600_000 },
   ttl: { default: 86_400_000, min: 10_000, max: 7 * 24 * 3600_000 },
@@ -14,7 +14,7 @@ export type LimitedQueueOperation =
   'runsync' | 'run' | 'status' | 'stream' | 'cancel' | 'purge-queue' | 'openai' | 'requests';
 
 /**
- * The spec's base limits per endpoint and operation: requests per 10-second window and requests
+ * The base limits per endpoint and operation: requests per 10-second window and requests
  * in flight at once (`null`: none). The effective limit is the higher of the base and
  * `running workers × requests_per_worker` (docs/limits.md).
  */

@@ -16,7 +16,7 @@ export type WebhookHeaders = {
   'webhook-signature': string;
 };
 
-/** A new signing secret: 32 random bytes as `whsec_<base64>` (the spec asks for 24 to 64). */
+/** A new signing secret: 32 random bytes as `whsec_<base64>` (Standard Webhooks allows 24 to 64). */
 export function generateWebhookSecret(): string {
   return WEBHOOK_SECRET_PREFIX + randomBytes(32).toString('base64');
 }
