@@ -7,10 +7,12 @@ import {
 } from '@nestjs/common';
 import type { ServiceName } from '@runplane/contracts';
 import { applyMigrations, type MigrationLog } from './migrate.js';
+import { DirectSql } from './direct-sql.js';
 import {
-  createPrismaClient,
+  createServiceDatabase,
   type PrismaClientClass,
   type PrismaClientLike,
+  type ServiceDatabase,
 } from './prisma-client.js';
 import { openSqlSession } from './sql-session.js';
 import { describeTarget, type DatabaseTarget } from './target.js';
@@ -67,7 +69,10 @@ export interface ServiceDatabaseOptions<T extends PrismaClientLike> {
 
 @Module({})
 export class DatabaseModule {
-  /** Gives a service its own Prisma client, migrated (when enabled) and connected before the app starts. */
+  /**
+   * Gives a service its own Prisma client, migrated (when enabled) and connected before the app
+   * starts, and `DirectSql` on the same connections.
+   */
   static forService<T extends PrismaClientLike>(options: ServiceDatabaseOptions<T>): DynamicModule {
     const token = options.client;
 
@@ -79,25 +84,32 @@ export class DatabaseModule {
       }
     }
 
+    const DATABASE = Symbol(`${options.service} database`);
     return {
       module: DatabaseModule,
       providers: [
         {
-          provide: token,
+          provide: DATABASE,
           inject: [DatabaseTargets],
-          useFactory: async (targets: DatabaseTargets) => {
+          useFactory: async (targets: DatabaseTargets): Promise<ServiceDatabase<T>> => {
             const target = targets.targetFor(options.service);
             if (targets.migrateOnStart)
               await migrateTarget(target, options.migrationsDir, targets.log);
-            const client = createPrismaClient(options.client, target);
-            await client.$connect();
-            targets.track(options.service, client);
-            return client;
+            const database = createServiceDatabase(options.client, target);
+            await database.client.$connect();
+            targets.track(options.service, database.client);
+            return database;
           },
+        },
+        { provide: token, inject: [DATABASE], useFactory: (db: ServiceDatabase<T>) => db.client },
+        {
+          provide: DirectSql,
+          inject: [DATABASE],
+          useFactory: (db: ServiceDatabase<T>) => db.direct,
         },
         DisconnectOnShutdown,
       ],
-      exports: [token],
+      exports: [token, DirectSql],
     };
   }
 }

@@ -8,3 +8,4 @@ export * from './outbox/outbox-store.js';
 export * from './outbox/outbox-relay.js';
 export * from './group-commit.js';
 export * from './prepared-pglite.js';
+export * from './direct-sql.js';

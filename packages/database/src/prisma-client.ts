@@ -1,6 +1,8 @@
 import { PrismaPg } from '@prisma/adapter-pg';
 import type { SqlDriverAdapterFactory } from '@prisma/driver-adapter-utils';
+import pg from 'pg';
 import { PrismaPGlite } from 'pglite-prisma-adapter';
+import { EmbeddedDirectSql, PostgresDirectSql, type DirectSql } from './direct-sql.js';
 import type { PGliteClient } from './prepared-pglite.js';
 import type { DatabaseTarget } from './target.js';
 
@@ -33,16 +35,32 @@ class SchemaScopedPGlite extends PrismaPGlite {
   }
 }
 
-export function createAdapterFactory(
+/** A service's Prisma client, and its direct statements on the same connections (DirectSql). */
+export interface ServiceDatabase<T> {
+  client: T;
+  direct: DirectSql;
+}
+
+export function createServiceDatabase<T extends PrismaClientLike>(
+  Client: PrismaClientClass<T>,
   target: DatabaseTarget,
   poolSize = 10,
-): SqlDriverAdapterFactory {
-  if (target.kind === 'embedded')
-    return new SchemaScopedPGlite(target.embedded.client, target.schema);
-  return new PrismaPg(
-    { connectionString: target.url, max: poolSize },
-    { schema: target.schema, statementNameGenerator: statementNames() },
-  );
+): ServiceDatabase<T> {
+  if (target.kind === 'embedded') {
+    const { client } = target.embedded;
+    return {
+      client: new Client({ adapter: new SchemaScopedPGlite(client, target.schema) }),
+      direct: new EmbeddedDirectSql(client),
+    };
+  }
+  // One pool for both; the adapter ends it when the client disconnects.
+  const pool = new pg.Pool({ connectionString: target.url, max: poolSize });
+  const adapter = new PrismaPg(pool, {
+    schema: target.schema,
+    statementNameGenerator: statementNames(),
+    disposeExternalPool: true,
+  });
+  return { client: new Client({ adapter }), direct: new PostgresDirectSql(pool) };
 }
 
 /**
@@ -63,11 +81,4 @@ export function statementNames(capacity = 1000): (query: { sql: string }) => str
     // pg treats an undefined name as an unnamed statement.
     return name as string;
   };
-}
-
-export function createPrismaClient<T extends PrismaClientLike>(
-  Client: PrismaClientClass<T>,
-  target: DatabaseTarget,
-): T {
-  return new Client({ adapter: createAdapterFactory(target) });
 }

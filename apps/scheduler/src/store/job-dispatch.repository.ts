@@ -1,4 +1,5 @@
 import { Injectable } from '@nestjs/common';
+import { DirectSql } from '@runplane/database';
 import { Prisma, PrismaClient } from '../generated/prisma/client.js';
 import { JobEffects } from './job-effects.js';
 import { SchedulerTables } from './scheduler-tables.js';
@@ -16,6 +17,7 @@ const PROGRESS_EVENT_EVERY_MS = 5000;
 export class JobDispatchRepository {
   constructor(
     private readonly db: PrismaClient,
+    private readonly direct: DirectSql,
     private readonly t: SchedulerTables,
     private readonly effects: JobEffects,
   ) {}
@@ -39,7 +41,7 @@ export class JobDispatchRepository {
     now: Date,
   ): Promise<ClaimedJob[]> {
     const { job, stop, worker, event } = this.t.sql;
-    const rows = await this.db.$queryRaw<ClaimedJob[]>(Prisma.sql`${PLANNED_ONCE}
+    const rows = await this.direct.query<ClaimedJob>(Prisma.sql`${PLANNED_ONCE}
       WITH claimed AS (
         UPDATE ${job} SET status = 'IN_PROGRESS', "workerId" = ${workerId}, "startedAt" = ${at(now)}::timestamp(3),
           "timeoutAt" = ${at(now)}::timestamp(3) + "executionTimeoutMs" * interval '1 millisecond', output = NULL, attempts = attempts + 1

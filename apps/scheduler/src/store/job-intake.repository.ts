@@ -1,5 +1,5 @@
 import { Injectable } from '@nestjs/common';
-import { GroupCommit } from '@runplane/database';
+import { DirectSql, GroupCommit } from '@runplane/database';
 import { Prisma, PrismaClient } from '../generated/prisma/client.js';
 import { JobEffects } from './job-effects.js';
 import { SchedulerTables } from './scheduler-tables.js';
@@ -33,6 +33,7 @@ export class JobIntakeRepository {
 
   constructor(
     private readonly db: PrismaClient,
+    private readonly direct: DirectSql,
     private readonly t: SchedulerTables,
     private readonly effects: JobEffects,
   ) {}
@@ -66,8 +67,10 @@ export class JobIntakeRepository {
     const rows = items.map(({ job, now }) => newJobRow(job, now));
     const offeredTo = items.map(({ job }) => job.offeredTo ?? null);
     const { job, worker, jobStatus, event } = this.t.sql;
-    const inserted = await this.db.$queryRaw<Array<{ id: string; workerId: string | null }>>(
-      Prisma.sql`${PLANNED_ONCE}
+    const inserted = await this.direct.query<{
+      id: string;
+      workerId: string | null;
+    }>(Prisma.sql`${PLANNED_ONCE}
       WITH candidates AS (
         SELECT c.*, (c."offeredTo" IS NOT NULL AND NOT EXISTS (
             SELECT 1 FROM ${worker} w WHERE w."endpointId" = c."endpointId" AND w.id = c."offeredTo" AND ${workerLeavingSql('w')}
@@ -102,8 +105,7 @@ export class JobIntakeRepository {
         WHERE e.n = 0 OR i."workerId" IS NOT NULL
         ORDER BY i.id, e.n
       )
-      SELECT id, "workerId" FROM inserted`,
-    );
+      SELECT id, "workerId" FROM inserted`);
     // One call per inserted id counts as its creator (the same id twice in a batch: the first).
     const fresh = new Map(inserted.map((r) => [r.id, r.workerId]));
     const creators = new Set<string>();

@@ -1,5 +1,5 @@
 import { Injectable } from '@nestjs/common';
-import { GroupCommit } from '@runplane/database';
+import { DirectSql, GroupCommit } from '@runplane/database';
 import { Prisma, PrismaClient } from '../generated/prisma/client.js';
 import { SchedulerTables } from './scheduler-tables.js';
 import { JobEffects } from './job-effects.js';
@@ -40,6 +40,7 @@ export class JobResultsRepository {
 
   constructor(
     private readonly db: PrismaClient,
+    private readonly direct: DirectSql,
     private readonly t: SchedulerTables,
     private readonly effects: JobEffects,
   ) {}
@@ -105,7 +106,7 @@ export class JobResultsRepository {
     const batch = [...first.values()];
     const now = items[items.length - 1].now;
     const { job, worker, event, jobStatus } = this.t.sql;
-    const rows = await this.db.$queryRaw<JobState[]>(Prisma.sql`${PLANNED_ONCE}
+    const rows = await this.direct.query<JobState>(Prisma.sql`${PLANNED_ONCE}
       WITH results AS (
         SELECT * FROM unnest(
           ${batch.map((b) => b.id)}::text[], ${batch.map((b) => b.endpointId)}::text[], ${batch.map((b) => b.workerId)}::text[],

@@ -3,7 +3,8 @@ import { Prisma, type Job } from '../generated/prisma/client.js';
 
 /**
  * Starts the statements of the transitions every job goes through (insert, claim, finish): the
- * embedded database plans them once instead of at every call (see GENERIC_PLAN_HINT).
+ * embedded database plans them once instead of at every call (see GENERIC_PLAN_HINT). They run
+ * through `DirectSql`, without Prisma's per-call work.
  */
 export const PLANNED_ONCE = Prisma.raw(GENERIC_PLAN_HINT);
 
