@@ -194,18 +194,19 @@ function workerProcesses() {
 /**
  * Kills a worker process. The previous fault may have taken the workers with it (a worker started
  * by the local provider dies when pod-rest's end of its output pipe closes, and the replacements
- * come after the scheduler missed its pings), so it waits up to half a fault window for one.
+ * come only after the scheduler missed three pings and the autoscaler started new ones: 30–45 s on
+ * a busy 2-core machine), so it waits up to a minute for one, whatever the fault window.
  */
 async function killWorker() {
-  const deadline = Date.now() + FAULT_EVERY_MS / 2;
+  const waitMs = Math.max(60_000, FAULT_EVERY_MS / 2);
+  const deadline = Date.now() + waitMs;
   for (;;) {
     const [victim] = workerProcesses();
     if (victim) {
       process.kill(victim.pid, 'SIGKILL');
       return `kill -9 worker ${victim.workerId} (pid ${victim.pid})`;
     }
-    if (Date.now() > deadline)
-      throw new Error(`no worker process found within ${FAULT_EVERY_MS / 2000} s`);
+    if (Date.now() > deadline) throw new Error(`no worker process found within ${waitMs / 1000} s`);
     await sleep(500);
   }
 }
