@@ -23,7 +23,7 @@ export abstract class DirectSql {
   abstract query<T>(statement: SqlStatement): Promise<T[]>;
 }
 
-/** On the embedded database: its client with prepared statements (PGlite's parsers give those types). */
+/** On the embedded database: its client with prepared statements, and PGlite's parsers but for `timestamp` and `int8`. */
 export class EmbeddedDirectSql extends DirectSql {
   constructor(private readonly client: PGliteClient) {
     super();
@@ -35,26 +35,21 @@ export class EmbeddedDirectSql extends DirectSql {
   }
 }
 
-/** On PostgreSQL: the pool the service's Prisma client uses, each text a named prepared statement. */
+/**
+ * On PostgreSQL: the pool the service's Prisma client uses, with the same statement names
+ * (`statementNames()`): a text is prepared under one name per connection, whoever sends it.
+ */
 export class PostgresDirectSql extends DirectSql {
-  private readonly names = new Map<string, string>();
-
   constructor(
     private readonly pool: pg.Pool,
-    private readonly capacity = 1000,
+    private readonly nameFor: (query: { sql: string }) => string | undefined,
   ) {
     super();
   }
 
   async query<T>({ text, values }: SqlStatement): Promise<T[]> {
-    let name = this.names.get(text);
-    // Like statementNames(): texts beyond `capacity` stay unnamed (pg keeps a name per connection).
-    if (name === undefined && this.names.size < this.capacity) {
-      name = `rd_${this.names.size + 1}`;
-      this.names.set(text, name);
-    }
     const result = await this.pool.query<T & pg.QueryResultRow>({
-      name,
+      name: this.nameFor({ sql: text }),
       text,
       values: values.map(dateAsText),
       types: PRISMA_LIKE_TYPES,

@@ -53,14 +53,16 @@ export function createServiceDatabase<T extends PrismaClientLike>(
       direct: new EmbeddedDirectSql(client),
     };
   }
-  // One pool for both; the adapter ends it when the client disconnects.
+  // One pool and one set of statement names for both; the adapter ends the pool when the client
+  // disconnects.
   const pool = new pg.Pool({ connectionString: target.url, max: poolSize });
+  const names = statementNames();
   const adapter = new PrismaPg(pool, {
     schema: target.schema,
-    statementNameGenerator: statementNames(),
+    statementNameGenerator: names,
     disposeExternalPool: true,
   });
-  return { client: new Client({ adapter }), direct: new PostgresDirectSql(pool) };
+  return { client: new Client({ adapter }), direct: new PostgresDirectSql(pool, names) };
 }
 
 /**

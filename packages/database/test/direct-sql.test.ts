@@ -3,6 +3,7 @@ import { POSTGRES_URL, requireService, uniqueName } from '@runplane/test-support
 import pg from 'pg';
 import { DirectSql, EmbeddedDirectSql, PostgresDirectSql } from '../src/direct-sql.js';
 import { EmbeddedPostgres } from '../src/embedded-postgres.js';
+import { statementNames } from '../src/prisma-client.js';
 
 const pgUp = await requireService('postgres', 'DirectSql on PostgreSQL');
 
@@ -87,7 +88,7 @@ if (pgUp)
     const pool = new pg.Pool({ connectionString: url.toString(), max: 2 });
     await pool.query(TABLE);
     return {
-      sql: new PostgresDirectSql(pool),
+      sql: new PostgresDirectSql(pool, statementNames()),
       close: async () => {
         await pool.query(`DROP SCHEMA ${schema} CASCADE`);
         await pool.end();
