@@ -97,27 +97,23 @@ export async function startServer(
   });
   const base = `http://127.0.0.1:${port}`;
   const exited = () => new Promise((r) => (child.exitCode !== null ? r() : child.once('exit', r)));
-  /** kill -9 of the server's process group (its workers included), as a crash would; data kept. */
-  const kill = async () => {
+  /** A signal to the server's process group (its services and workers included). */
+  const signalAll = (signal) => {
     try {
-      process.kill(-child.pid, 'SIGKILL');
+      process.kill(-child.pid, signal);
     } catch {
       /* gone */
     }
+  };
+  /** kill -9 of the server's process group, as a crash would; data kept. */
+  const kill = async () => {
+    signalAll('SIGKILL');
     await exited();
   };
   const stop = async () => {
-    try {
-      process.kill(-child.pid, 'SIGTERM');
-    } catch {
-      /* gone */
-    }
+    signalAll('SIGTERM');
     await Promise.race([exited(), sleep(20_000)]);
-    try {
-      process.kill(-child.pid, 'SIGKILL');
-    } catch {
-      /* gone */
-    }
+    signalAll('SIGKILL');
     if (dataDir && !givenDataDir) fs.rmSync(dataDir, { recursive: true, force: true });
     if (namespace) dropClusterDatabases(namespace);
   };
