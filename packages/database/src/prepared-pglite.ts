@@ -51,6 +51,8 @@ export class PreparedPGlite {
   >();
   private sequence = 0;
   private uses = 0;
+  /** The session's plan_cache_mode as last set outside a transaction; undefined: not known. */
+  private sessionMode: 'force_generic_plan' | 'auto' | undefined;
 
   constructor(
     private readonly pg: PGlite,
@@ -107,26 +109,33 @@ export class PreparedPGlite {
       return serialize ? serialize(param) : String(param);
     });
     const { serialize } = protocol;
-    // The plan is chosen at Bind, under the plan_cache_mode then in force. A SET inside a
-    // transaction that then fails is undone with it, like the rest of the transaction.
-    const { generic } = statement;
+    // The plan is chosen at Bind, under the plan_cache_mode then in force. Outside a transaction
+    // the mode is switched only when it differs from the last one set, and left so: the hot
+    // statements are generic and follow one another, and a SET is a statement of its own (about
+    // a twentieth of a hot statement's cost). Inside one it is set and restored around the
+    // statement, so that a rollback, which undoes SETs, leaves the mode as it was.
+    const mode = statement.generic ? 'force_generic_plan' : 'auto';
+    const switchMode = this.sessionMode !== mode;
+    const restoreMode = switchMode && inTransaction && this.sessionMode !== undefined;
+    if (switchMode && !inTransaction) this.sessionMode = undefined; // unknown should this fail
     try {
       const { messages } = await this.pg.execProtocol(
         Buffer.concat([
-          ...(generic ? [serialize.query('SET plan_cache_mode = force_generic_plan')] : []),
+          ...(switchMode ? [serialize.query(`SET plan_cache_mode = ${mode}`)] : []),
           serialize.bind({ statement: statement.name, values: values as string[] }),
           serialize.describe({ type: 'P' }),
           serialize.execute({}),
           serialize.sync(),
-          ...(generic ? [serialize.query('SET plan_cache_mode = auto')] : []),
+          ...(restoreMode ? [serialize.query(`SET plan_cache_mode = ${this.sessionMode}`)] : []),
         ]),
         { syncToFs: false },
       );
+      if (switchMode && !inTransaction) this.sessionMode = mode;
       const results = parse.parseResults(messages, this.parsersFor(options), {
         ...options,
         parsers: undefined,
       });
-      return results[generic ? 1 : 0] as Results<T>;
+      return results[switchMode ? 1 : 0] as Results<T>;
     } catch (err) {
       throw withQuery(err, sql, params);
     }

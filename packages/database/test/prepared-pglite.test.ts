@@ -117,4 +117,41 @@ describe('PreparedPGlite', () => {
     expect(plans.rows.find((r) => r.statement === plain)).toMatchObject({ custom_plans: 3 });
     expect((await pg.query('SHOW plan_cache_mode')).rows).toEqual([{ plan_cache_mode: 'auto' }]);
   });
+
+  it('switches the plan mode only between hinted and plain statements, transactions included', async () => {
+    const client = new PreparedPGlite(pg).client();
+    const hinted = `${GENERIC_PLAN_HINT} SELECT count(*)::int AS n FROM item WHERE id = ANY($1::int[])`;
+    const plain = 'SELECT count(*)::int AS n FROM item WHERE id > $1';
+    const mode = async () =>
+      (await pg.query<{ m: string }>('SELECT current_setting($1) AS m', ['plan_cache_mode']))
+        .rows[0].m;
+    const plans = async (statement: string) =>
+      (
+        await pg.query<{ generic_plans: number; custom_plans: number }>(
+          'SELECT generic_plans::int, custom_plans::int FROM pg_prepared_statements WHERE statement = $1',
+          [statement],
+        )
+      ).rows[0];
+    await client.query(hinted, [[1]]);
+    await client.query(hinted, [[2]]);
+    expect(await mode()).toBe('force_generic_plan'); // left so for the next hinted statement
+    // A plain statement in a transaction runs under auto, and the session's mode is back after
+    // it, whether the transaction commits or rolls back.
+    await client.transaction(async (tx) => {
+      await tx.query(plain, [0]);
+    });
+    expect(await mode()).toBe('force_generic_plan');
+    await expect(
+      client.transaction(async (tx) => {
+        await tx.query(plain, [0]);
+        await tx.query('SELECT 1/0');
+      }),
+    ).rejects.toMatchObject({ code: '22012' });
+    expect(await mode()).toBe('force_generic_plan');
+    await client.query(plain, [0]);
+    expect(await mode()).toBe('auto');
+    await client.query(hinted, [[3]]);
+    expect(await plans(plain)).toEqual({ generic_plans: 0, custom_plans: 3 });
+    expect(await plans(hinted)).toEqual({ generic_plans: 3, custom_plans: 0 });
+  });
 });
