@@ -1,6 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import type { DeliveredEvent, Subscription } from '@runplane/bus';
 import { JobEvents, SchedulerRpc, type JobEvent, type JobFinishedEvent } from '@runplane/contracts';
+import { PrismaClient } from '../src/generated/prisma/client.js';
+import { JobTimersRepository } from '../src/store/job-timers.repository.js';
 import { OTHER, OWNER, startHarness, until, type Harness } from './support.js';
 
 /** A job's history (jobs.events) and the bounded requeues of jobs whose worker is lost. */
@@ -187,5 +189,29 @@ describe('scheduler: job history and bounded requeues', () => {
     await take(ep, 'w-i');
     await unhealthy(ep, 'w-i');
     expect((await status(ep, id)).status).toBe('IN_QUEUE');
+  });
+  // Last: it expires every job of this harness.
+  it('a job deleted for good takes its history with it: purged, its endpoint deleted, its tombstone forgotten', async () => {
+    const db = h.server.app.get(PrismaClient, { strict: false });
+    const eventsOf = (ids: string[]) => db.jobEvent.count({ where: { jobId: { in: ids } } });
+    const purgedEp = await h.endpoint();
+    const purged = [await h.submit(purgedEp), await h.submit(purgedEp)];
+    const removedEp = await h.endpoint();
+    const removed = await h.submit(removedEp);
+    const expiredEp = await h.endpoint();
+    const expired = await h.submit(expiredEp);
+    expect(await eventsOf([...purged, removed, expired])).toBe(4);
+
+    await h.call(SchedulerRpc.purgeQueue, { ownerId: OWNER, endpointId: purgedEp });
+    await h.call(SchedulerRpc.deleteEndpoint, { ownerId: OWNER, endpointId: removedEp });
+    expect(await eventsOf([...purged, removed])).toBe(0);
+
+    const timers = h.server.app.get(JobTimersRepository, { strict: false });
+    const day = 86_400_000;
+    await timers.expire(new Date(Date.now() + 30 * day)); // past every TTL: a tombstone
+    expect(await eventsOf([expired])).toBe(2); // SUBMITTED, EXPIRED
+    await timers.cleanup(new Date(Date.now() + 31 * day));
+    expect(await db.job.count({ where: { id: expired } })).toBe(0);
+    expect(await eventsOf([expired])).toBe(0);
   });
 });

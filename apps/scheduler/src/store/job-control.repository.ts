@@ -1,6 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { Prisma, PrismaClient } from '../generated/prisma/client.js';
 import { SchedulerTables } from './scheduler-tables.js';
+import { JobDeletions } from './job-deletions.js';
 import { JobEffects } from './job-effects.js';
 import { at, type ChangedJob } from './job-rows.js';
 import { BULK_LIMIT } from './job-rules.js';
@@ -12,6 +13,7 @@ export class JobControlRepository {
     private readonly db: PrismaClient,
     private readonly t: SchedulerTables,
     private readonly effects: JobEffects,
+    private readonly deletions: JobDeletions,
   ) {}
 
   /**
@@ -50,16 +52,18 @@ export class JobControlRepository {
 
   /** Removes the endpoint's queued jobs (running ones continue); returns how many. */
   async purgeQueued(endpointId: string): Promise<number> {
-    const { count } = await this.db.job.deleteMany({
-      where: { endpointId, status: 'IN_QUEUE', deletedAt: null },
-    });
+    const count = await this.deletions.deleteWhere(
+      Prisma.sql`"endpointId" = ${endpointId} AND status = 'IN_QUEUE' AND "deletedAt" IS NULL`,
+    );
     if (count) this.effects.updated(endpointId);
     return count;
   }
 
   /** The endpoint is deleted: queued jobs removed, running ones cancelled (their workers stop). */
   async removeForEndpoint(endpointId: string, now: Date): Promise<ChangedJob[]> {
-    await this.db.job.deleteMany({ where: { endpointId, status: 'IN_QUEUE' } });
+    await this.deletions.deleteWhere(
+      Prisma.sql`"endpointId" = ${endpointId} AND status = 'IN_QUEUE'`,
+    );
     const cancelled: ChangedJob[] = [];
     for (;;) {
       const batch = await this.effects.finalizeWhere(

@@ -2,6 +2,7 @@ import { Injectable } from '@nestjs/common';
 import { Prisma, PrismaClient } from '../generated/prisma/client.js';
 import { SchedulerSettings } from '../settings.js';
 import { SchedulerTables } from './scheduler-tables.js';
+import { JobDeletions } from './job-deletions.js';
 import { JobEffects } from './job-effects.js';
 import { at, type ChangedJob, type Requeued } from './job-rows.js';
 import { BULK_LIMIT, BULK_TX, heldBySql, RESULT_RETENTION_SQL } from './job-rules.js';
@@ -18,6 +19,7 @@ export class JobTimersRepository {
     private readonly t: SchedulerTables,
     private readonly effects: JobEffects,
     private readonly settings: SchedulerSettings,
+    private readonly deletions: JobDeletions,
   ) {}
 
   /** IN_PROGRESS past its execution timeout → TIMED_OUT, worker told to stop. */
@@ -146,7 +148,7 @@ export class JobTimersRepository {
   /** Forgets tombstones and delivered stops after an hour, undelivered stops after a day. */
   async cleanup(now: Date): Promise<void> {
     const hourAgo = new Date(now.getTime() - 3600_000);
-    await this.db.job.deleteMany({ where: { deletedAt: { lt: hourAgo } } });
+    await this.deletions.deleteWhere(Prisma.sql`"deletedAt" < ${at(hourAgo)}::timestamp(3)`);
     await this.db.jobStop.deleteMany({
       where: {
         OR: [

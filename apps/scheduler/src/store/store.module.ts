@@ -10,6 +10,7 @@ import { EndpointOperationsRepository } from './endpoint-operations.repository.j
 import { EndpointsRepository } from './endpoints.repository.js';
 import { JobControlRepository } from './job-control.repository.js';
 import { JobDispatchRepository } from './job-dispatch.repository.js';
+import { JobDeletions } from './job-deletions.js';
 import { JobEffects } from './job-effects.js';
 import { JobIntakeRepository } from './job-intake.repository.js';
 import { JobQueriesRepository } from './job-queries.repository.js';
@@ -56,6 +57,7 @@ const REPOSITORIES = [
     SchedulerTables,
     SchedulerMetrics,
     JobEffects,
+    JobDeletions,
     ...REPOSITORIES,
     outboxRelayProvider({
       service: 'scheduler',
