@@ -11,7 +11,7 @@ import { QueueService } from './jobs/queue.service.js';
 import { StreamController } from './jobs/stream.controller.js';
 import { StreamService } from './jobs/stream.service.js';
 import { LimitSettings } from './limits/limit-settings.js';
-import { QueueLimitsInterceptor } from './limits/queue-limits.interceptor.js';
+import { QueueLimitsGuard } from './limits/queue-limits.guard.js';
 import { QueueLimits } from './limits/queue-limits.service.js';
 import { ReplicaRegistry } from './limits/replica-registry.js';
 import { WorkerCounts } from './limits/worker-counts.js';
@@ -42,7 +42,7 @@ export const QUEUE_API_MIGRATIONS = fileURLToPath(new URL('../prisma/migrations'
     PayloadLimits,
     LimitSettings,
     QueueLimits,
-    QueueLimitsInterceptor,
+    QueueLimitsGuard,
     ReplicaRegistry,
     WorkerCounts,
   ],

@@ -7,11 +7,11 @@ import {
   Param,
   Post,
   Query,
-  UseInterceptors,
+  UseGuards,
 } from '@nestjs/common';
 import { CurrentPrincipal, RequireAccess } from '@runplane/auth';
 import { JobRequestDto, type Principal } from '@runplane/contracts';
-import { LimitedOperation, QueueLimitsInterceptor } from '../limits/queue-limits.interceptor.js';
+import { LimitedOperation, QueueLimitsGuard } from '../limits/queue-limits.guard.js';
 import { parseIdempotencyKey } from './idempotency.service.js';
 import { ListRequestsQuery, StatusQuery, SyncWaitQuery } from './queue-query.dto.js';
 import {
@@ -34,11 +34,11 @@ import { QueueService } from './queue.service.js';
  * RunPod's queue API: `/v2/{endpointId}/...`. Every success
  * is HTTP 200 (RunPod's JS and Go clients reject anything else). Body limits of /run and /runsync
  * are enforced before the body is read (PayloadLimits); rate and concurrency limits per operation by
- * QueueLimitsInterceptor (/retry and /health have none in RunPod's table).
+ * QueueLimitsGuard (/retry and /health have none in RunPod's table).
  */
 @QueueControllerDocs()
 @Controller('v2/:endpointId')
-@UseInterceptors(QueueLimitsInterceptor)
+@UseGuards(QueueLimitsGuard)
 export class QueueController {
   constructor(private readonly queue: QueueService) {}
 

@@ -1,8 +1,8 @@
-import { Controller, Get, Param, Post, Query, Req, Res, UseInterceptors } from '@nestjs/common';
+import { Controller, Get, Param, Post, Query, Req, Res, UseGuards } from '@nestjs/common';
 import { CurrentPrincipal, RequireAccess } from '@runplane/auth';
 import type { Principal } from '@runplane/contracts';
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import { LimitedOperation, QueueLimitsInterceptor } from '../limits/queue-limits.interceptor.js';
+import { LimitedOperation, QueueLimitsGuard } from '../limits/queue-limits.guard.js';
 import { StreamWaitQuery } from './queue-query.dto.js';
 import { StreamControllerDocs, StreamGetDocs, StreamPostDocs } from './stream.docs.js';
 import { StreamService, wantsEventStream } from './stream.service.js';
@@ -13,7 +13,7 @@ import { StreamService, wantsEventStream } from './stream.service.js';
  */
 @StreamControllerDocs()
 @Controller('v2/:endpointId')
-@UseInterceptors(QueueLimitsInterceptor)
+@UseGuards(QueueLimitsGuard)
 @LimitedOperation('stream')
 @RequireAccess('read')
 export class StreamController {

@@ -7,12 +7,12 @@ import {
   Req,
   Res,
   UseFilters,
-  UseInterceptors,
+  UseGuards,
 } from '@nestjs/common';
 import { CurrentPrincipal, RequireAccess } from '@runplane/auth';
 import { RunplaneError, type Principal } from '@runplane/contracts';
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import { LimitedOperation, QueueLimitsInterceptor } from '../limits/queue-limits.interceptor.js';
+import { LimitedOperation, QueueLimitsGuard } from '../limits/queue-limits.guard.js';
 import { OpenAiErrorFilter } from './openai-error.filter.js';
 import { OpenAiControllerDocs, OpenAiGetDocs, OpenAiPostDocs } from './openai.docs.js';
 import { OpenAiService } from './openai.service.js';
@@ -30,7 +30,7 @@ function openAiRoute(url: string): string {
  */
 @OpenAiControllerDocs()
 @Controller('v2/:endpointId/openai')
-@UseInterceptors(QueueLimitsInterceptor)
+@UseGuards(QueueLimitsGuard)
 @UseFilters(OpenAiErrorFilter)
 @LimitedOperation('openai')
 @RequireAccess('write')
