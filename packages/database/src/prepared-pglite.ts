@@ -117,7 +117,9 @@ export class PreparedPGlite {
     // the mode is switched only when it differs from the last one set, and left so: the hot
     // statements are generic and follow one another, and a SET is a statement of its own (about
     // a twentieth of a hot statement's cost). Inside one it is set and restored around the
-    // statement, so that a rollback, which undoes SETs, leaves the mode as it was.
+    // statement, so that a rollback, which undoes SETs, leaves the mode as it was. Queries sent
+    // to the PGlite past this class (the in-process bus's journal: small lookups by key) run
+    // under whichever mode was left.
     const mode = statement.generic ? 'force_generic_plan' : 'auto';
     const switchMode = this.sessionMode !== mode;
     const restoreMode = switchMode && inTransaction && this.sessionMode !== undefined;
