@@ -30,8 +30,7 @@ export class EmbeddedDirectSql extends DirectSql {
   }
 
   async query<T>({ text, values }: SqlStatement): Promise<T[]> {
-    const options = { parsers: PRISMA_LIKE_PARSERS };
-    return (await this.client.query<T>(text, values.map(dateAsText), options)).rows;
+    return (await this.client.query<T>(text, values.map(dateAsText), EMBEDDED_OPTIONS)).rows;
   }
 }
 
@@ -71,6 +70,9 @@ const PRISMA_LIKE_PARSERS: Record<number, (text: string) => unknown> = {
   1114: (text) => new Date(`${text.replace(' ', 'T')}Z`), // timestamp
   20: (text) => BigInt(text), // int8
 };
+
+/** One options object for every embedded query (PreparedPGlite merges its parsers once per set). */
+const EMBEDDED_OPTIONS = { parsers: PRISMA_LIKE_PARSERS };
 
 const PRISMA_LIKE_TYPES = {
   getTypeParser: (oid: number, format?: 'text' | 'binary') =>
