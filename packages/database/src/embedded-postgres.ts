@@ -1,6 +1,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { PGlite } from '@electric-sql/pglite';
+import { EmbeddedMaintenance, type MaintenanceLog } from './embedded-maintenance.js';
 import { PreparedPGlite, type PGliteClient } from './prepared-pglite.js';
 
 /**
@@ -15,6 +16,7 @@ import { PreparedPGlite, type PGliteClient } from './prepared-pglite.js';
 export class EmbeddedPostgres {
   /** What the services' Prisma clients query through: PGlite with cached prepared statements. */
   readonly client: PGliteClient;
+  private maintenance?: EmbeddedMaintenance;
 
   private constructor(
     readonly pglite: PGlite,
@@ -43,8 +45,15 @@ export class EmbeddedPostgres {
     }
   }
 
+  /** Vacuums and analyzes tables as they grow, as PostgreSQL's autovacuum would (EmbeddedMaintenance). */
+  startMaintenance(log: MaintenanceLog): void {
+    this.maintenance ??= new EmbeddedMaintenance(this.pglite, log);
+    this.maintenance.start();
+  }
+
   async close(): Promise<void> {
     try {
+      await this.maintenance?.stop();
       if (!this.pglite.closed) await this.pglite.close();
       if (this.dataDir) privateTree(this.dataDir);
     } finally {

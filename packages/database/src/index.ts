@@ -9,3 +9,4 @@ export * from './outbox/outbox-relay.js';
 export * from './group-commit.js';
 export * from './prepared-pglite.js';
 export * from './direct-sql.js';
+export * from './embedded-maintenance.js';

@@ -54,7 +54,10 @@ export async function createRuntime(
   const inMemory = config.RUNPLANE_DATA_DIR === 'memory';
   const dataDir = inMemory ? undefined : path.resolve(config.RUNPLANE_DATA_DIR);
   const embedded = needsEmbedded ? await EmbeddedPostgres.open(dataDir) : undefined;
-  if (embedded) describe.push(`embedded database ${dataDir ? `in ${dataDir}` : 'in memory'}`);
+  if (embedded) {
+    describe.push(`embedded database ${dataDir ? `in ${dataDir}` : 'in memory'}`);
+    embedded.startMaintenance(logger);
+  }
 
   let bus: Bus;
   try {
