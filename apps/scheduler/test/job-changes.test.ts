@@ -19,11 +19,12 @@ async function outcome(p: Promise<unknown>): Promise<string> {
 }
 
 describe('JobChanges (long-poll wake-ups)', () => {
-  const bus = new InProcessBus();
+  // Stands in for NATS: replicas of the scheduler exist only where the bus is a network one.
+  const bus = Object.assign(new InProcessBus(), { kind: 'nats' as const });
   const made: JobChanges[] = [];
-  const changes = (readiness?: { isDraining: boolean }) => {
+  const changes = (readiness?: { isDraining: boolean }, on: InProcessBus = bus) => {
     const c = new JobChanges(
-      bus,
+      on,
       createLogger({ level: 'silent' }),
       readiness as ReadinessService | undefined,
     );
@@ -140,6 +141,22 @@ describe('JobChanges (long-poll wake-ups)', () => {
     expect(await outcome(remoteTake)).toBe('woken');
     // Its own signal came back to `here` too, and was ignored: one new job, one local taker woken.
     expect(await Promise.all(localTakes.map(outcome))).toEqual(['woken', 'still waiting']);
+  });
+
+  it('sends no signal on the in-process bus, which serves the only scheduler there is', async () => {
+    const single = new InProcessBus();
+    const received: unknown[] = [];
+    await single.onSignal(SchedulerSignals.jobChanged, (p) => {
+      received.push(p);
+    });
+    const c = changes(undefined, single);
+    const take = c.waitForWork('ep8', 'w', 30_000);
+    c.changed('ep8', 'j8', { queued: 1 });
+    expect(await outcome(take)).toBe('woken');
+    await single.signal(SchedulerSignals.jobChanged, { origin: 'probe', changes: [] });
+    while (received.length === 0) await new Promise((r) => setTimeout(r, 5));
+    expect(received).toEqual([{ origin: 'probe', changes: [] }]);
+    await single.close();
   });
 
   it('the signal handler takes batched changes, and the single change an older replica sends; garbage is ignored', async () => {

@@ -53,6 +53,12 @@ export class JobChanges implements OnModuleDestroy {
   /** Changes not yet signalled to other replicas: sent together at the end of this event-loop turn. */
   private outgoing: JobChange[] = [];
   private forgottenAt = 0;
+  /**
+   * Whether other replicas may exist. The in-process bus serves one process, which runs the only
+   * scheduler: its signals would come back here only to be ignored, after a JSON copy and a
+   * validation of every change (1.2 % of the server CPU of a standalone e2e job).
+   */
+  private readonly replicated: boolean;
   private closing = false;
   private drainWatch?: NodeJS.Timeout;
 
@@ -60,7 +66,9 @@ export class JobChanges implements OnModuleDestroy {
     private readonly bus: Bus,
     @Inject(LOGGER) private readonly logger: Logger,
     @Optional() private readonly readiness?: ReadinessService,
-  ) {}
+  ) {
+    this.replicated = bus.kind !== 'in-process';
+  }
 
   /** True once the process shuts down: long polls answer with what they have. */
   get stopping(): boolean {
@@ -74,6 +82,7 @@ export class JobChanges implements OnModuleDestroy {
   changed(endpointId: string, jobId: string = ANY_JOB, effects: ChangeEffects = {}): void {
     this.wake(endpointId, jobId, effects);
     if (effects.scaling) for (const listener of this.listeners) listener(endpointId);
+    if (!this.replicated) return;
     const change: JobChange = { endpointId, jobId };
     if (effects.queued) change.queued = effects.queued;
     if (effects.stops) change.stops = true;
