@@ -20,7 +20,8 @@ async function outcome(p: Promise<unknown>): Promise<string> {
 
 describe('JobChanges (long-poll wake-ups)', () => {
   // Stands in for NATS: replicas of the scheduler exist only where the bus is a network one.
-  const bus = Object.assign(new InProcessBus(), { kind: 'nats' as const });
+  const bus = new InProcessBus();
+  Object.defineProperty(bus, 'kind', { value: 'nats' });
   const made: JobChanges[] = [];
   const changes = (readiness?: { isDraining: boolean }, on: InProcessBus = bus) => {
     const c = new JobChanges(

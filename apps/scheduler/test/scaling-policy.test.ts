@@ -1,6 +1,7 @@
 import { describe, expect, it } from '@jest/globals';
 import {
   decideScaling,
+  queuedJobsThatMatter,
   type ScaleConfig,
   type ScaleQueue,
   type ScaleWorker,
@@ -36,6 +37,39 @@ const worker = (w: Partial<ScaleWorker> = {}): ScaleWorker => ({
 });
 const run = (c: Partial<ScaleConfig>, q: Partial<ScaleQueue>, ws: ScaleWorker[], backoff = false) =>
   decideScaling(config(c), queue(q), ws, { backoff });
+
+describe('queuedJobsThatMatter', () => {
+  it('no decision changes with queued jobs beyond it, whatever the endpoint and its workers', () => {
+    const states: ScaleWorker['state'][] = ['initializing', 'ready', 'unhealthy', 'stopping'];
+    let seed = 7;
+    const pick = (n: number) => (seed = (seed * 48271) % 2147483647) % n;
+    for (let round = 0; round < 2000; round++) {
+      const c = config({
+        workersMin: pick(3),
+        workersMax: 1 + pick(6),
+        scalerType: pick(2) ? 'QUEUE_DELAY' : 'REQUEST_COUNT',
+        scalerValue: 1 + pick(10),
+        idleTimeout: pick(10),
+      });
+      const ws = Array.from({ length: pick(8) }, () =>
+        worker({
+          state: states[pick(states.length)],
+          managed: pick(5) > 0,
+          jobs: pick(3),
+          idleMs: pick(20_000),
+          stopRequested: pick(6) === 0,
+        }),
+      );
+      const cap = queuedJobsThatMatter(c, ws.length);
+      const q = { running: pick(20), oldestWaitMs: pick(3) ? pick(20_000) : null };
+      const counted = decideScaling(c, queue({ ...q, queued: cap }), ws, { backoff: false });
+      for (const beyond of [cap + 1, cap * 3, 100_000])
+        expect(decideScaling(c, queue({ ...q, queued: beyond }), ws, { backoff: false })).toEqual(
+          counted,
+        );
+    }
+  });
+});
 
 describe('decideScaling', () => {
   it('keeps workersMin workers, and nothing more without jobs', () => {

@@ -19,7 +19,12 @@ import { JobTimersRepository } from '../store/job-timers.repository.js';
 import { WorkersRepository, type WorkerRow } from '../store/workers.repository.js';
 import { GpuWaits } from './gpu-waits.js';
 import { PublicUrl } from './public-url.js';
-import { decideScaling, toScaleWorker, type WorkerStopReason } from './scaling-policy.js';
+import {
+  decideScaling,
+  queuedJobsThatMatter,
+  toScaleWorker,
+  type WorkerStopReason,
+} from './scaling-policy.js';
 import { gpuLabel, workerEnv } from './worker-env.js';
 
 /** Delay before retrying a worker stop that pod-rest did not confirm. */
@@ -132,12 +137,24 @@ export class Autoscaler implements OnApplicationBootstrap, OnModuleDestroy {
       )
         return;
       const now = new Date();
-      const [endpoints, stats, workers, held] = await Promise.all([
+      const [endpoints, workers, held] = await Promise.all([
         this.endpoints.listAll(),
-        this.jobs.queueStats(),
         this.workers.listAll(),
         this.jobs.heldCounts(),
       ]);
+      const workerCount = new Map<string, number>();
+      for (const w of workers)
+        workerCount.set(w.endpointId, (workerCount.get(w.endpointId) ?? 0) + 1);
+      const stats = new Map(
+        (
+          await this.jobs.queueStats(
+            endpoints.map((e) => ({
+              endpointId: e.id,
+              countUpTo: queuedJobsThatMatter(e, workerCount.get(e.id) ?? 0),
+            })),
+          )
+        ).map((s) => [s.endpointId, s]),
+      );
       const byId = new Map(endpoints.map((e) => [e.id, e]));
       const jobsOf = new Map(held.map((h) => [`${h.endpointId}\u0000${h.workerId}`, h.jobs]));
 
@@ -156,7 +173,7 @@ export class Autoscaler implements OnApplicationBootstrap, OnModuleDestroy {
       for (const endpoint of endpoints) {
         if (this.busy.has(endpoint.id)) continue;
         const mine = workers.filter((w) => w.endpointId === endpoint.id);
-        const q = stats.find((s) => s.endpointId === endpoint.id);
+        const q = stats.get(endpoint.id);
         const backoff =
           (!!endpoint.startBackoffUntil && endpoint.startBackoffUntil > now) ||
           this.gpuWaits.holding(endpoint.id, now);

@@ -17,7 +17,10 @@ export interface ScaleConfig {
 }
 
 export interface ScaleQueue {
-  /** Normal-priority queued jobs (lowPriority ones never trigger scaling). */
+  /**
+   * Normal-priority queued jobs (lowPriority ones never trigger scaling), counted up to
+   * `queuedJobsThatMatter`: beyond it no decision changes.
+   */
   queued: number;
   /** All running jobs. */
   running: number;
@@ -46,6 +49,20 @@ export interface ScaleDecision {
   stop: Array<{ id: string; reason: WorkerStopReason }>;
   /** Workers the endpoint should run given its load, within workersMin..workersMax. */
   desired: number;
+}
+
+/**
+ * The most queued jobs a decision can depend on, for an endpoint with `workers` workers of any
+ * state. REQUEST_COUNT wants ceil((queued + running) / scalerValue) workers, which reaches
+ * workersMax at workersMax × scalerValue queued jobs; QUEUE_DELAY compares the queue with free
+ * and starting workers and adds workers up to workersMax. The autoscaler counts no further, so a
+ * tick costs the same with 100 or 100,000 jobs waiting.
+ */
+export function queuedJobsThatMatter(
+  config: Pick<ScaleConfig, 'workersMax' | 'scalerValue'>,
+  workers: number,
+): number {
+  return config.workersMax * Math.max(1, config.scalerValue) + workers + 1;
 }
 
 export function decideScaling(

@@ -78,29 +78,42 @@ export class JobQueriesRepository {
     }));
   }
 
-  /** Queue lengths and the oldest normal-priority wait of every endpoint with pending work. */
-  async queueStats(now = new Date()): Promise<QueueStats[]> {
+  /**
+   * Per endpoint: its normal-priority queued jobs counted up to `countUpTo`, its running jobs,
+   * and when the oldest of the counted queued jobs entered the queue. Only the head of a queue is
+   * read (in the order jobs are taken, through the endpoint/status/createdAt index), so a tick
+   * does not grow with the queue: counting 120,000 queued jobs whole took 26–38 ms a tick.
+   *
+   * The oldest entry is exact whenever the head holds every job created before it: a job's
+   * queuedAt is never before its createdAt, so jobs further back entered the queue later. Only
+   * more than `countUpTo` requeued jobs at the head can hide an older wait behind them.
+   */
+  async queueStats(
+    limits: Array<{ endpointId: string; countUpTo: number }>,
+    now = new Date(),
+  ): Promise<QueueStats[]> {
+    if (!limits.length) return [];
+    const { job } = this.t.sql;
+    const live = Prisma.sql`j."deletedAt" IS NULL AND j."expiresAt" > ${at(now)}::timestamp(3)`;
     const rows = await this.db.$queryRaw<
-      Array<{
-        endpointId: string;
-        queued: number;
-        queuedLow: number;
-        running: number;
-        oldest: Date | null;
-      }>
+      Array<{ endpointId: string; queued: number; running: number; oldest: Date | null }>
     >(Prisma.sql`
-      SELECT "endpointId",
-        (count(*) FILTER (WHERE status = 'IN_QUEUE' AND NOT "lowPriority"))::int AS queued,
-        (count(*) FILTER (WHERE status = 'IN_QUEUE' AND "lowPriority"))::int AS "queuedLow",
-        (count(*) FILTER (WHERE status = 'IN_PROGRESS'))::int AS running,
-        min("queuedAt") FILTER (WHERE status = 'IN_QUEUE' AND NOT "lowPriority") AS oldest
-      FROM ${this.t.sql.job}
-      WHERE status IN ('IN_QUEUE', 'IN_PROGRESS') AND "deletedAt" IS NULL AND "expiresAt" > ${at(now)}::timestamp(3)
-      GROUP BY "endpointId"`);
+      SELECT e."endpointId", head.queued, head.oldest, busy.running
+      FROM unnest(${limits.map((l) => l.endpointId)}::text[], ${limits.map((l) => l.countUpTo)}::int[])
+        AS e("endpointId", "countUpTo"),
+      LATERAL (
+        SELECT count(*)::int AS queued, min(h."queuedAt") AS oldest FROM (
+          SELECT j."queuedAt" FROM ${job} j
+          WHERE j."endpointId" = e."endpointId" AND j.status = 'IN_QUEUE' AND NOT j."lowPriority" AND ${live}
+          ORDER BY j."createdAt" LIMIT e."countUpTo") h
+      ) head,
+      LATERAL (
+        SELECT count(*)::int AS running FROM ${job} j
+        WHERE j."endpointId" = e."endpointId" AND j.status = 'IN_PROGRESS' AND ${live}
+      ) busy`);
     return rows.map((r) => ({
       endpointId: r.endpointId,
       queued: r.queued,
-      queuedLow: r.queuedLow,
       running: r.running,
       oldestQueuedAt: r.oldest ? new Date(r.oldest) : null,
     }));

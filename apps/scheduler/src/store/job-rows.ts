@@ -92,10 +92,10 @@ export interface HealthCounts {
 /** Per endpoint, what the autoscaler needs from the queue. */
 export interface QueueStats {
   endpointId: string;
+  /** Normal-priority queued jobs, counted up to the limit asked for. */
   queued: number;
-  queuedLow: number;
   running: number;
-  /** queuedAt of the oldest normal-priority queued job. */
+  /** queuedAt of the oldest normal-priority queued job (see JobQueriesRepository.queueStats). */
   oldestQueuedAt: Date | null;
 }
 
