@@ -21,7 +21,7 @@ import { GpuWaits } from './gpu-waits.js';
 import { PublicUrl } from './public-url.js';
 import {
   decideScaling,
-  queuedJobsThatMatter,
+  queueReads,
   toScaleWorker,
   type WorkerStopReason,
 } from './scaling-policy.js';
@@ -129,32 +129,16 @@ export class Autoscaler implements OnApplicationBootstrap, OnModuleDestroy {
   /** One round over every endpoint (public for tests). */
   async tick(): Promise<void> {
     try {
-      if (
-        !(await this.leadership.isLeader(
-          leaseTtl(this.settings),
-          Math.min(1000, this.settings.autoscaleIntervalMs),
-        ))
-      )
-        return;
+      const renewMs = Math.min(1000, this.settings.autoscaleIntervalMs);
+      if (!(await this.leadership.isLeader(leaseTtl(this.settings), renewMs))) return;
       const now = new Date();
       const [endpoints, workers, held] = await Promise.all([
         this.endpoints.listAll(),
         this.workers.listAll(),
         this.jobs.heldCounts(),
       ]);
-      const workerCount = new Map<string, number>();
-      for (const w of workers)
-        workerCount.set(w.endpointId, (workerCount.get(w.endpointId) ?? 0) + 1);
-      const stats = new Map(
-        (
-          await this.jobs.queueStats(
-            endpoints.map((e) => ({
-              endpointId: e.id,
-              countUpTo: queuedJobsThatMatter(e, workerCount.get(e.id) ?? 0),
-            })),
-          )
-        ).map((s) => [s.endpointId, s]),
-      );
+      const reads = queueReads(endpoints, workers);
+      const stats = new Map((await this.jobs.queueStats(reads)).map((q) => [q.endpointId, q]));
       const byId = new Map(endpoints.map((e) => [e.id, e]));
       const jobsOf = new Map(held.map((h) => [`${h.endpointId}\u0000${h.workerId}`, h.jobs]));
 

@@ -65,6 +65,19 @@ export function queuedJobsThatMatter(
   return config.workersMax * Math.max(1, config.scalerValue) + workers + 1;
 }
 
+/** What a tick reads of each endpoint's queue: its queued jobs up to `queuedJobsThatMatter`. */
+export function queueReads(
+  endpoints: Array<Pick<ScaleConfig, 'workersMax' | 'scalerValue'> & { id: string }>,
+  workers: Array<{ endpointId: string }>,
+): Array<{ endpointId: string; countUpTo: number }> {
+  const count = new Map<string, number>();
+  for (const w of workers) count.set(w.endpointId, (count.get(w.endpointId) ?? 0) + 1);
+  return endpoints.map((e) => ({
+    endpointId: e.id,
+    countUpTo: queuedJobsThatMatter(e, count.get(e.id) ?? 0),
+  }));
+}
+
 export function decideScaling(
   config: ScaleConfig,
   queue: ScaleQueue,
