@@ -81,7 +81,7 @@ export class JobQueriesRepository {
   /**
    * Per endpoint: its normal-priority queued jobs counted up to `countUpTo`, its running jobs,
    * and when the oldest of the counted queued jobs entered the queue. Only the head of a queue is
-   * read (in the order jobs are taken, through the endpoint/status/createdAt index), so a tick
+   * read (in the order jobs are taken, through the queue index Job_queue_idx), so a tick
    * does not grow with the queue: counting 120,000 queued jobs whole took 26–38 ms a tick.
    *
    * The oldest entry is exact whenever the head holds every job created before it: a job's

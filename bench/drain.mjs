@@ -1,0 +1,120 @@
+#!/usr/bin/env node
+// Draining a deep queue: how fast workers empty an endpoint whose queue was filled before they
+// started (a burst of /run calls, then the workers come up). bench/queue.mjs keeps its queue a
+// few jobs deep; this one measures what a job's take costs when many wait behind it.
+//
+//   node bench/drain.mjs [--mode standalone|cluster|both] [--jobs 20000] [--workers 2]
+//                        [--concurrency 8] [--clients 50] [--baseline <dir of another built checkout>]
+//
+// Per mode: a fresh server (bench/lib/runplane.mjs), an endpoint without workers, `jobs` no-op
+// jobs submitted with /run by `clients` callers, then the endpoint's workers raised to `workers`
+// (each running bench/bench-worker.mjs with `concurrency`). Drain rate = jobs / (time from the
+// first job taken to the last one completed), read from the endpoint's /health every 100 ms.
+// Servers run with RUNPLANE_RATE_LIMITS=false. With --baseline every mode also runs against the
+// other checkout and the table shows current/baseline ratios.
+import path from 'node:path';
+import { randomBytes } from 'node:crypto';
+import { parseArgs } from 'node:util';
+import { apiClient } from './lib/http.mjs';
+import { now, round, sleep } from './lib/measure.mjs';
+import { benchRoot, createEndpoint, startServer } from './lib/runplane.mjs';
+
+const { values: opts } = parseArgs({
+  options: {
+    mode: { type: 'string', default: 'standalone' },
+    jobs: { type: 'string', default: '20000' },
+    workers: { type: 'string', default: '2' },
+    concurrency: { type: 'string', default: '8' },
+    clients: { type: 'string', default: '50' },
+    baseline: { type: 'string' },
+  },
+});
+const config = {
+  jobs: Number(opts.jobs),
+  workers: Number(opts.workers),
+  concurrency: Number(opts.concurrency),
+  clients: Number(opts.clients),
+};
+const modes = opts.mode === 'both' ? ['standalone', 'cluster'] : [opts.mode];
+const apiKey = `bench-${randomBytes(16).toString('hex')}`;
+const api = apiClient(apiKey);
+
+async function fill(queueApiBase, endpointId) {
+  let next = 0;
+  const started = now();
+  const caller = async () => {
+    while (next < config.jobs) {
+      next += 1;
+      await api.request(queueApiBase, 'POST', `/v2/${endpointId}/run`, { input: {} });
+    }
+  };
+  await Promise.all(Array.from({ length: config.clients }, caller));
+  return config.jobs / ((now() - started) / 1000);
+}
+
+async function drain(server, endpointId) {
+  await api.request(server.base, 'PATCH', `/v1/endpoints/${endpointId}`, {
+    workersMin: config.workers,
+    workersMax: config.workers,
+  });
+  let firstTaken;
+  const deadline = Date.now() + 600_000;
+  for (;;) {
+    const { jobs } = await api.request(server.queueApiBase, 'GET', `/v2/${endpointId}/health`);
+    const t = now();
+    if (firstTaken === undefined && jobs.inQueue < config.jobs) firstTaken = t;
+    if (jobs.completed + jobs.failed >= config.jobs) {
+      if (jobs.failed) throw new Error(`${jobs.failed} jobs failed`);
+      return config.jobs / ((t - firstTaken) / 1000);
+    }
+    if (Date.now() > deadline) throw new Error(`not drained in 600 s: ${JSON.stringify(jobs)}`);
+    await sleep(100);
+  }
+}
+
+const runs = modes.flatMap((mode) =>
+  opts.baseline
+    ? [
+        [mode, 'baseline', path.resolve(opts.baseline)],
+        [mode, 'current', benchRoot],
+      ]
+    : [[mode, 'current', benchRoot]],
+);
+const results = {};
+for (const [mode, which, serverRoot] of runs) {
+  const label = opts.baseline ? `${mode} (${which})` : mode;
+  process.stderr.write(`[drain] ${label}: starting the server\n`);
+  const server = await startServer(mode, {
+    apiKey,
+    serverRoot,
+    env: { RUNPLANE_RATE_LIMITS: 'false' },
+  });
+  try {
+    const endpointId = await createEndpoint(api, server.base, { ...config, workers: 0 });
+    process.stderr.write(`[drain] ${label}: queueing ${config.jobs} jobs\n`);
+    const intake = await fill(server.queueApiBase, endpointId);
+    process.stderr.write(`[drain] ${label}: draining with ${config.workers} workers\n`);
+    results[label] = {
+      'run/s (filling)': round(intake),
+      'drain jobs/s': round(await drain(server, endpointId)),
+    };
+  } catch (err) {
+    process.stderr.write(
+      `[drain] ${label} failed: ${err.stack}\n--- server log tail ---\n${server.log().slice(-3000)}\n`,
+    );
+    process.exitCode = 1;
+  } finally {
+    await server.stop();
+  }
+}
+api.close();
+const rows = Object.entries(results).map(([mode, r]) => ({ mode, ...r }));
+for (const mode of opts.baseline ? modes : []) {
+  const [b, c] = [results[`${mode} (baseline)`], results[`${mode} (current)`]];
+  if (b && c)
+    rows.push({
+      mode: `${mode}: current/baseline`,
+      ...Object.fromEntries(Object.keys(c).map((k) => [k, round(c[k] / b[k])])),
+    });
+}
+console.table(rows);
