@@ -1,6 +1,7 @@
-import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { afterAll, beforeAll, describe, expect, it, jest } from '@jest/globals';
 import { verifyWebhook, type WebhookDeliveryView } from '@runplane/contracts';
 import type { TestServer } from '@runplane/platform';
+import { DeliveriesRepository } from '../src/deliveries/deliveries.repository.js';
 import { DeliveriesService } from '../src/deliveries/deliveries.service.js';
 import { adminUser, publishFinished, Receiver, sleep, startSender, until } from './support.js';
 
@@ -172,6 +173,24 @@ describe('webhook-sender: deliveries', () => {
     } finally {
       await other.stop();
     }
+  }, 30_000);
+
+  it('looks for due attempts when something changes, not again and again while one runs', async () => {
+    rx.plan('/held', ['hang']);
+    const held = await publishFinished(server, owner, rx.url('/held'));
+    await rx.waitFor('/held', 1);
+    const passes = jest.spyOn(server.app.get(DeliveriesRepository, { strict: false }), 'claimDue');
+    try {
+      // An upper bound over a window: a busy machine makes fewer passes, never more. The poll
+      // (every 100 ms here) is the only reason left to look; waking for the attempt in flight
+      // made a pass every few milliseconds (about a hundred in this window).
+      await sleep(600);
+      expect(passes.mock.calls.length).toBeLessThanOrEqual(12);
+    } finally {
+      passes.mockRestore();
+      rx.release();
+    }
+    expect(await settled(held.event.jobId)).toMatchObject({ status: 'delivered' });
   }, 30_000);
 
   it("lists only the caller's deliveries; needs a key", async () => {

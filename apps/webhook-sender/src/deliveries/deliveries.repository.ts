@@ -94,10 +94,13 @@ export class DeliveriesRepository {
     );
   }
 
-  /** When the next pending attempt is due (to sleep until then), or null. */
-  async nextDue(): Promise<Date | null> {
+  /**
+   * When the next pending attempt after `now` is due (to sleep until then), or null. Attempts due
+   * already are either in flight (leased) or waiting for a free slot, whose release looks again.
+   */
+  async nextDueAfter(now: Date): Promise<Date | null> {
     const row = await this.db.webhookDelivery.findFirst({
-      where: { status: 'pending' },
+      where: { status: 'pending', nextAttemptAt: { gt: now } },
       orderBy: { nextAttemptAt: 'asc' },
       select: { nextAttemptAt: true },
     });

@@ -81,10 +81,11 @@ export class Dispatcher implements OnApplicationBootstrap, OnModuleDestroy {
   }
 
   private async claimAndStart(): Promise<void> {
+    let now = new Date();
     for (;;) {
       const free = this.settings.concurrency - this.running.size;
       if (free <= 0 || this.stopped) return;
-      const now = new Date();
+      now = new Date();
       const rows = await this.deliveries.claimDue(
         free,
         now,
@@ -95,7 +96,9 @@ export class Dispatcher implements OnApplicationBootstrap, OnModuleDestroy {
       for (const row of rows) this.start(row);
       if (rows.length < free) break;
     }
-    const next = await this.deliveries.nextDue();
+    // Only a later attempt needs a timer: one due now and not taken waits for a slot, and a slot
+    // freed kicks a pass (waking for it instead was a pass every few ms while attempts ran).
+    const next = await this.deliveries.nextDueAfter(now);
     if (next) this.wakeUpAt(next.getTime());
   }
 
