@@ -5,21 +5,24 @@
 //
 //   node bench/queue.mjs [--mode standalone|cluster|both] [--jobs 2000] [--latency-jobs 500]
 //                        [--workers 2] [--concurrency 8] [--clients 32] [--profile-dir <dir>]
-//                        [--baseline <dir of another built checkout>]
+//                        [--webhook] [--baseline <dir of another built checkout>]
 //
 // Per mode it starts a fresh server (bench/lib/runplane.mjs), creates an endpoint whose managed
 // workers run bench/bench-worker.mjs, and measures through the public HTTP API only (one /runsync
 // per job): dispatch latency (submit → handler start, submit → result) one job at a time with idle
 // workers, then throughput with --clients callers. Servers run with RUNPLANE_RATE_LIMITS=false (see
-// bench/run.mjs). With --baseline every mode also runs against the other checkout and the table
-// shows current/baseline ratios. Prints a table and writes JSON to bench/results/.
+// bench/run.mjs). With --webhook every job carries a webhook to a receiver in this process that
+// answers 200 at once; the run then also waits until every webhook has arrived. With --baseline
+// every mode also runs against the other checkout and the table shows current/baseline ratios.
+// Prints a table and writes JSON to bench/results/.
 import fs from 'node:fs';
+import http from 'node:http';
 import path from 'node:path';
 import { randomBytes } from 'node:crypto';
 import { parseArgs } from 'node:util';
 import { apiClient } from './lib/http.mjs';
 import { machine, versions } from './lib/machine.mjs';
-import { latency, round, throughput } from './lib/measure.mjs';
+import { latency, round, sleep, throughput } from './lib/measure.mjs';
 import { benchRoot, createEndpoint, runsyncSubmitter, startServer } from './lib/runplane.mjs';
 
 const { values: opts } = parseArgs({
@@ -32,6 +35,7 @@ const { values: opts } = parseArgs({
     clients: { type: 'string', default: '32' },
     // e.g. --profile-dir /tmp/prof: CPU profiles of the server's processes (bench/profile-summary.mjs)
     'profile-dir': { type: 'string' },
+    webhook: { type: 'boolean', default: false },
     baseline: { type: 'string' },
   },
 });
@@ -41,7 +45,27 @@ const config = {
   workers: Number(opts.workers),
   concurrency: Number(opts.concurrency),
   clients: Number(opts.clients),
+  webhook: opts.webhook,
 };
+let webhooksReceived = 0;
+const receiver = opts.webhook
+  ? http
+      .createServer((req, res) => {
+        req.resume();
+        req.on('end', () => {
+          webhooksReceived += 1;
+          res.end();
+        });
+      })
+      .listen(0, '127.0.0.1')
+  : undefined;
+const jobFields = receiver
+  ? await new Promise((resolve) =>
+      receiver.once('listening', () =>
+        resolve({ webhook: `http://127.0.0.1:${receiver.address().port}/hook` }),
+      ),
+    )
+  : {};
 const modes = opts.mode === 'both' ? ['standalone', 'cluster'] : [opts.mode];
 const apiKey = `bench-${randomBytes(16).toString('hex')}`;
 const api = apiClient(apiKey);
@@ -75,7 +99,9 @@ for (const [mode, which, serverRoot] of runs) {
       api,
       server.queueApiBase,
       await createEndpoint(api, server.base, config),
+      jobFields,
     );
+    const webhooksBefore = webhooksReceived;
     server.startProfiling(); // with --profile-dir: latency and throughput, not start-up
     process.stderr.write(`[bench] ${label}: latency (${config.latencyJobs} sequential jobs)\n`);
     const lat = await latency(submit, { jobs: config.latencyJobs });
@@ -83,6 +109,13 @@ for (const [mode, which, serverRoot] of runs) {
       `[bench] ${label}: throughput (${config.jobs} jobs, ${config.clients} callers)\n`,
     );
     results.modes[label] = { ...lat, throughput: await throughput(submit, config) };
+    if (receiver) {
+      const expected = webhooksBefore + config.latencyJobs + 50 + config.jobs; // 50: warm-up
+      const deadline = Date.now() + 120_000;
+      while (webhooksReceived < expected && Date.now() < deadline) await sleep(100);
+      if (webhooksReceived < expected)
+        throw new Error(`${expected - webhooksReceived} webhooks did not arrive in 120 s`);
+    }
   } catch (err) {
     process.stderr.write(
       `[bench] ${label} failed: ${err.stack}\n--- server log tail ---\n${server.log().slice(-3000)}\n`,
@@ -93,6 +126,7 @@ for (const [mode, which, serverRoot] of runs) {
   }
 }
 api.close();
+receiver?.close();
 
 const cells = (r) => ({
   'jobs/s': r.throughput.jobsPerSecond,

@@ -211,11 +211,15 @@ export async function createEndpoint(api, base, { workers, concurrency, name = '
   return endpoint.id;
 }
 
-/** One /runsync call per job: the RunPod way to submit a job and get its result. */
-export function runsyncSubmitter(api, base, endpointId) {
+/**
+ * One /runsync call per job: the RunPod way to submit a job and get its result. `fields` go into
+ * every request body beside the input (e.g. a webhook).
+ */
+export function runsyncSubmitter(api, base, endpointId, fields = {}) {
   return async (input) => {
     const submitted = now();
     const record = await api.request(base, 'POST', `/v2/${endpointId}/runsync?wait=60000`, {
+      ...fields,
       input,
     });
     const observed = now();

@@ -38,12 +38,15 @@ const ts = (d: Date) => d.toISOString();
 @Injectable()
 export class DeliveriesRepository {
   private readonly table: string;
+  private readonly attemptTable: string;
 
   constructor(
     private readonly db: PrismaClient,
     targets: DatabaseTargets,
   ) {
-    this.table = `"${targets.targetFor('webhook-sender').schema.replace(/"/g, '""')}"."WebhookDelivery"`;
+    const schema = `"${targets.targetFor('webhook-sender').schema.replace(/"/g, '""')}"`;
+    this.table = `${schema}."WebhookDelivery"`;
+    this.attemptTable = `${schema}."WebhookAttempt"`;
   }
 
   /** Creates the delivery of an event; the same event again (a redelivery) creates nothing. True when created. */
@@ -108,7 +111,7 @@ export class DeliveriesRepository {
   }
 
   /**
-   * Records an attempt and decides what follows, in one transaction: delivered on a 2xx, failed
+   * Records an attempt and decides what follows, in one statement: delivered on a 2xx, failed
    * when it was the last allowed attempt, otherwise pending again `retryDelayMs` from now.
    */
   async recordAttempt(
@@ -123,29 +126,30 @@ export class DeliveriesRepository {
       : attempt >= delivery.maxAttempts
         ? 'failed'
         : 'pending';
-    const [, updated] = await this.db.$transaction([
-      this.db.webhookAttempt.create({
-        data: {
-          id: `${delivery.id}.${attempt}.${now.getTime().toString(36)}`,
-          deliveryId: delivery.id,
-          attempt,
-          statusCode: outcome.statusCode,
-          latencyMs: outcome.latencyMs,
-          error: outcome.error,
-          createdAt: now,
-        },
-      }),
-      this.db.webhookDelivery.update({
-        where: { id: delivery.id },
-        data: {
-          attemptCount: attempt,
-          status,
-          claimedUntil: null,
-          nextAttemptAt: status === 'pending' ? new Date(now.getTime() + retryDelayMs) : now,
-          ...(outcome.ok ? { deliveredAt: now } : {}),
-        },
-      }),
-    ]);
+    const nextAttemptAt = status === 'pending' ? new Date(now.getTime() + retryDelayMs) : now;
+    const [updated] = await this.db.$queryRawUnsafe<DeliveryRow[]>(
+      `
+      WITH updated AS (
+        UPDATE ${this.table} SET "attemptCount" = $2, status = $3, "claimedUntil" = NULL,
+          "nextAttemptAt" = $4::timestamp(3), "deliveredAt" = CASE WHEN $5 THEN $6::timestamp(3) ELSE "deliveredAt" END
+        WHERE id = $1 RETURNING *
+      ), recorded AS (
+        INSERT INTO ${this.attemptTable} (id, "deliveryId", attempt, "statusCode", "latencyMs", error, "createdAt")
+        SELECT $7, id, $2, $8, $9, $10, $6::timestamp(3) FROM updated
+      )
+      SELECT * FROM updated`,
+      delivery.id,
+      attempt,
+      status,
+      ts(nextAttemptAt),
+      outcome.ok,
+      ts(now),
+      `${delivery.id}.${attempt}.${now.getTime().toString(36)}`,
+      outcome.statusCode,
+      outcome.latencyMs,
+      outcome.error,
+    );
+    if (!updated) throw new Error(`delivery ${delivery.id} is gone`);
     return updated;
   }
 

@@ -81,7 +81,8 @@ export class Dispatcher implements OnApplicationBootstrap, OnModuleDestroy {
   }
 
   private async claimAndStart(): Promise<void> {
-    let now = new Date();
+    let now: Date;
+    let started = 0;
     for (;;) {
       const free = this.settings.concurrency - this.running.size;
       if (free <= 0 || this.stopped) return;
@@ -94,10 +95,14 @@ export class Dispatcher implements OnApplicationBootstrap, OnModuleDestroy {
         this.settings.perHostConcurrency,
       );
       for (const row of rows) this.start(row);
+      started += rows.length;
       if (rows.length < free) break;
     }
-    // Only a later attempt needs a timer: one due now and not taken waits for a slot, and a slot
-    // freed kicks a pass (waking for it instead was a pass every few ms while attempts ran).
+    // Only a later attempt needs a timer, and only once nothing is left to start: the attempts
+    // just started kick another pass when they end, and a retry this instance schedules sets its
+    // own timer (the poll finds those of other instances). One due now and not taken waits for a
+    // slot, whose release kicks a pass.
+    if (started) return;
     const next = await this.deliveries.nextDueAfter(now);
     if (next) this.wakeUpAt(next.getTime());
   }

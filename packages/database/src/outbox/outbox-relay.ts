@@ -29,7 +29,7 @@ export interface OutboxRelayOptions {
  * The writer publishes its own rows right after the commit (`publishNow`, on rows it inserted
  * already leased to itself, so the loop leaves them alone); the loop, every few seconds and at
  * start, publishes whatever a crash or a failed publish left behind once its lease ran out.
- * Delivery is at-least-once: dying after publishing but before deleting the row publishes it again
+ * Delivery is at-least-once: dying after publishing but before deleting the rows publishes them again
  * with the same event id, which the bus drops inside its duplicate window and consumers
  * de-duplicate on beyond it.
  */
@@ -101,15 +101,13 @@ export class OutboxRelay implements OnApplicationBootstrap, OnModuleDestroy {
   ): Promise<void> {
     const list = Array.isArray(rows) ? rows : [rows as OutboxEntry];
     const run = (async () => {
-      for (const row of list) {
-        try {
-          await this.publish(row);
-        } catch (err) {
-          this.options.logger.warn(
-            { err: String(err), eventId: row.id },
-            'finishing an outbox event failed; the relay will see to it',
-          );
-        }
+      try {
+        await this.publishAll(list);
+      } catch (err) {
+        this.options.logger.warn(
+          { err: String(err), eventIds: list.map((r) => r.id) },
+          'finishing outbox events failed; the relay will see to them',
+        );
       }
     })();
     this.inflight.add(run);
@@ -152,14 +150,24 @@ export class OutboxRelay implements OnApplicationBootstrap, OnModuleDestroy {
         new Date(now + OutboxRelay.LEASE_MS),
       );
       if (!rows.length || this.stopped) return;
-      for (const row of rows) await this.publish(row);
+      await this.publishAll(rows);
       if (rows.length < OutboxRelay.BATCH) return;
     }
   }
 
+  /** Publishes the rows in order, then deletes those published in one statement. */
+  private async publishAll(
+    rows: ReadonlyArray<Pick<OutboxEntry, 'id' | 'subject' | 'payload' | 'attempts'>>,
+  ): Promise<void> {
+    const published: string[] = [];
+    for (const row of rows) if (await this.publish(row)) published.push(row.id);
+    if (published.length) await this.options.store.remove(published);
+  }
+
+  /** True when published; otherwise the row stays leased, and the lease running out is the retry delay. */
   private async publish(
     row: Pick<OutboxEntry, 'id' | 'subject' | 'payload' | 'attempts'>,
-  ): Promise<void> {
+  ): Promise<boolean> {
     const def = this.events.get(row.subject);
     if (!def) {
       // Written by a newer version of this service: leave it to that version (the lease defers it).
@@ -167,19 +175,18 @@ export class OutboxRelay implements OnApplicationBootstrap, OnModuleDestroy {
         { eventId: row.id, subject: row.subject },
         'outbox holds an event this version cannot publish',
       );
-      return;
+      return false;
     }
     try {
       await this.options.bus.publish(def, row.payload, { id: row.id });
+      return true;
     } catch (err) {
-      // Left leased: the lease running out is the retry delay.
       this.options.logger.warn(
         { err: String(err), eventId: row.id, subject: row.subject, attempts: row.attempts },
         'publishing an outbox event failed; will retry',
       );
-      return;
+      return false;
     }
-    await this.options.store.remove(row.id);
   }
 }
 

@@ -66,8 +66,9 @@ export class OutboxStore {
       }));
   }
 
-  async remove(id: string): Promise<void> {
-    await this.db.$queryRawUnsafe(`DELETE FROM ${this.table} WHERE id = $1`, id);
+  /** Deletes published events (one statement for a relay's whole batch). */
+  async remove(ids: readonly string[]): Promise<void> {
+    await this.db.$queryRawUnsafe(`DELETE FROM ${this.table} WHERE id = ANY($1::text[])`, [...ids]);
   }
 
   async count(): Promise<number> {
