@@ -7,23 +7,15 @@ import {
   at,
   jobStateColumns,
   jsonParam,
-  toOptionalJson,
-  WITHOUT_PAYLOAD,
   type JobRow,
   type JobState,
   type WorkerResult,
   PLANNED_ONCE,
 } from './job-rows.js';
-import {
-  BULK_TX,
-  heldBySql,
-  heldByWhere,
-  RESULT_RETENTION_SQL,
-  resultRetentionMs,
-} from './job-rules.js';
+import { BULK_TX, heldBySql, RESULT_RETENTION_SQL } from './job-rules.js';
 
-/** A result without webhook, finished in one statement (`finishPlain`). */
-interface PlainFinish {
+/** A worker's final result for a job it holds, waiting for its batch (`finishPlain`, `finishHooked`). */
+interface WorkerFinish {
   endpointId: string;
   workerId: string;
   id: string;
@@ -31,11 +23,18 @@ interface PlainFinish {
   now: Date;
 }
 
-/** A worker's final result for a job it holds: the job becomes COMPLETED or FAILED. */
+/**
+ * A worker's final result for a job it holds: the job becomes COMPLETED or FAILED. Results are
+ * finished in batches (group commit), those of jobs without webhook in one statement, those with
+ * one in one transaction that also writes their `job.finished` outbox rows.
+ */
 @Injectable()
 export class JobResultsRepository {
-  private readonly plainFinishes = new GroupCommit<PlainFinish, JobState | null>((items) =>
+  private readonly plainFinishes = new GroupCommit<WorkerFinish, JobState | null>((items) =>
     this.finishPlainBatch(items),
+  );
+  private readonly hookedFinishes = new GroupCommit<WorkerFinish, JobState | null>((items) =>
+    this.finishHookedBatch(items),
   );
 
   constructor(
@@ -46,48 +45,9 @@ export class JobResultsRepository {
   ) {}
 
   /**
-   * The final result; only the first one for the worker holding the job counts, and with it the
-   * job's webhook event. Returns the finished job, or null.
-   */
-  async finish(
-    job: Pick<JobState, 'id' | 'endpointId' | 'mode' | 'webhook'>,
-    workerId: string,
-    result: WorkerResult,
-    now: Date,
-  ): Promise<JobState | null> {
-    const hasWebhook = job.webhook !== null;
-    const data = {
-      status: result.status,
-      output: toOptionalJson(result.output),
-      error: result.error ?? null,
-      completedAt: now,
-      timeoutAt: null,
-      resultsExpireAt: new Date(now.getTime() + resultRetentionMs(job.mode)),
-    };
-    const finished = await this.db.$transaction(async (tx) => {
-      const [row] = await tx.job.updateManyAndReturn({
-        where: heldByWhere(job.endpointId, workerId, job.id),
-        data,
-        // A job's webhook is fixed at submission: without one there is nothing to announce.
-        ...(hasWebhook ? {} : { omit: WITHOUT_PAYLOAD }),
-      });
-      if (!row) return null;
-      await tx.jobEvent.create({ data: { jobId: job.id, at: now, type: result.status, workerId } });
-      const announced = hasWebhook && (await this.effects.announce(tx, [row as JobRow], now));
-      return { row, announced };
-    }, BULK_TX);
-    if (!finished) return null;
-    this.effects.finished(result.status, [finished.row], now, finished.announced);
-    const { input: _input, s3Config: _s3, policy: _policy, ...state } = finished.row as JobRow;
-    this.effects.finishedByWorker(state);
-    return state;
-  }
-
-  /**
-   * The common case of a result in one statement: a job without webhook (nothing to announce) that
-   * this worker holds and that is still alive gets its final state, and the worker its "last busy"
-   * time. Returns the finished job; null when the job is not in that case (the caller then takes
-   * the general path).
+   * The common case: a live job without webhook (nothing to announce), held by this worker, gets
+   * its final state, and the worker its "last busy" time, in one statement. Returns the finished
+   * job; null when the job is not in that case (see `finishHooked`).
    */
   finishPlain(
     endpointId: string,
@@ -99,14 +59,47 @@ export class JobResultsRepository {
     return this.plainFinishes.call({ endpointId, workerId, id, result, now });
   }
 
-  private async finishPlainBatch(items: PlainFinish[]): Promise<Array<JobState | null>> {
-    // Two posts for one job in one batch: only the first may finish it (the later one is a repeat).
-    const first = new Map<string, PlainFinish>();
-    for (const item of items) if (!first.has(item.id)) first.set(item.id, item);
-    const batch = [...first.values()];
-    const now = items[items.length - 1].now;
+  /**
+   * `finishPlain` for a live job with a webhook: the same statement, and the job's
+   * `job.finished` outbox row in its transaction (the event exists exactly when the final state
+   * does). Null when the job is not held by this worker, gone, or has no webhook.
+   */
+  finishHooked(
+    endpointId: string,
+    workerId: string,
+    id: string,
+    result: WorkerResult,
+    now: Date,
+  ): Promise<JobState | null> {
+    return this.hookedFinishes.call({ endpointId, workerId, id, result, now });
+  }
+
+  private async finishPlainBatch(items: WorkerFinish[]): Promise<Array<JobState | null>> {
+    const { batch, now, answer } = firstPerJob(items);
+    const rows = await this.direct.query<JobState>(this.finishStatement(batch, now, false));
+    this.afterFinish(rows, now, false);
+    return answer(rows);
+  }
+
+  private async finishHookedBatch(items: WorkerFinish[]): Promise<Array<JobState | null>> {
+    const { batch, now, answer } = firstPerJob(items);
+    const { rows, announced } = await this.db.$transaction(async (tx) => {
+      const finished = await tx.$queryRaw<JobRow[]>(this.finishStatement(batch, now, true));
+      return { rows: finished, announced: await this.effects.announce(tx, finished, now) };
+    }, BULK_TX);
+    const states = rows.map(({ input: _input, s3Config: _s3, policy: _policy, ...state }) => state);
+    this.afterFinish(states, now, announced);
+    return answer(states);
+  }
+
+  /**
+   * The final state of the jobs of `batch` that this worker holds, alive, with a webhook or
+   * without one (`hooked`), the workers' "last busy" time and the history rows; returns the jobs'
+   * columns (the whole row for hooked jobs: their webhook body is built from it).
+   */
+  private finishStatement(batch: WorkerFinish[], now: Date, hooked: boolean): Prisma.Sql {
     const { job, worker, event, jobStatus } = this.t.sql;
-    const rows = await this.direct.query<JobState>(Prisma.sql`${PLANNED_ONCE}
+    return Prisma.sql`${PLANNED_ONCE}
       WITH results AS (
         SELECT * FROM unnest(
           ${batch.map((b) => b.id)}::text[], ${batch.map((b) => b.endpointId)}::text[], ${batch.map((b) => b.workerId)}::text[],
@@ -118,26 +111,44 @@ export class JobResultsRepository {
           "timeoutAt" = NULL, "resultsExpireAt" = ${at(now)}::timestamp(3) + ${RESULT_RETENTION_SQL}
         FROM results r
         WHERE j.id = r.id AND ${heldBySql('j', Prisma.raw('r."endpointId"'), Prisma.raw('r."workerId"'))}
-          AND j."expiresAt" > ${at(now)}::timestamp(3) AND j.webhook IS NULL
-        RETURNING ${jobStateColumns('j')}
+          AND j."expiresAt" > ${at(now)}::timestamp(3) AND j.webhook IS ${hooked ? Prisma.raw('NOT NULL') : Prisma.raw('NULL')}
+        RETURNING ${jobStateColumns('j')}${hooked ? Prisma.raw(', j.input, j."s3Config", j.policy') : Prisma.empty}
       ), busy AS (
         UPDATE ${worker} w SET "lastBusyAt" = ${at(now)}::timestamp(3)
         FROM (SELECT DISTINCT "endpointId", "workerId" FROM finished) f WHERE w."endpointId" = f."endpointId" AND w.id = f."workerId"
       ), events AS (
         INSERT INTO ${event} ("jobId", at, type, "workerId") SELECT id, ${at(now)}::timestamp(3), status::text, "workerId" FROM finished
       )
-      SELECT * FROM finished`);
-    const finished = new Map(rows.map((r) => [r.id, r]));
+      SELECT * FROM finished`;
+  }
+
+  private afterFinish(rows: JobState[], now: Date, announced: boolean): void {
     for (const status of ['COMPLETED', 'FAILED'] as const)
       this.effects.finished(
         status,
         rows.filter((r) => r.status === status),
         now,
-        false,
+        announced,
       );
     for (const row of rows) this.effects.finishedByWorker(row);
-    return items.map((item) =>
-      first.get(item.id) === item ? (finished.get(item.id) ?? null) : null,
-    );
   }
+}
+
+/**
+ * A batch's calls, one per job: two posts for one job in one batch, only the first may finish it
+ * (the later one is a repeat). `answer` maps the finished rows back to every call, in order.
+ */
+function firstPerJob(items: WorkerFinish[]) {
+  const first = new Map<string, WorkerFinish>();
+  for (const item of items) if (!first.has(item.id)) first.set(item.id, item);
+  return {
+    batch: [...first.values()],
+    now: items[items.length - 1].now,
+    answer: (rows: JobState[]): Array<JobState | null> => {
+      const finished = new Map(rows.map((r) => [r.id, r]));
+      return items.map((item) =>
+        first.get(item.id) === item ? (finished.get(item.id) ?? null) : null,
+      );
+    },
+  };
 }

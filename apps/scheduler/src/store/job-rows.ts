@@ -162,7 +162,3 @@ export function toJson(value: unknown): Prisma.InputJsonValue | typeof Prisma.Js
   return value === null || value === undefined ? Prisma.JsonNull : (value as Prisma.InputJsonValue);
 }
 
-/** A JSON value for an optional Json column: null and undefined leave it empty (no `output`). */
-export function toOptionalJson(value: unknown): Prisma.InputJsonValue | typeof Prisma.DbNull {
-  return value === null || value === undefined ? Prisma.DbNull : (value as Prisma.InputJsonValue);
-}

@@ -15,12 +15,10 @@ export const BULK_LIMIT = 1000;
 /** Limits of the transactions that write bulk transitions and their webhook events. */
 export const BULK_TX = { timeout: 60_000, maxWait: 30_000 };
 
-/** How long a final job keeps its output: 30 min after `/run`, 1 min after `/runsync`. */
-export function resultRetentionMs(mode: string): number {
-  return mode === 'runsync' ? JOB_LIMITS.resultRetention.runsync : JOB_LIMITS.resultRetention.run;
-}
-
-/** `resultRetentionMs` over the row being finalised (its `mode` column), as an interval. */
+/**
+ * How long a final job keeps its output, over the row being finalised (its `mode` column), as an
+ * interval: 30 min after `/run`, 1 min after `/runsync`.
+ */
 export const RESULT_RETENTION_SQL = Prisma.raw(
   `(CASE WHEN mode = 'runsync' THEN ${JOB_LIMITS.resultRetention.runsync} ELSE ${JOB_LIMITS.resultRetention.run} END) * interval '1 millisecond'`,
 );

@@ -94,11 +94,6 @@ export class WorkersRepository {
     return this.db.worker.findMany();
   }
 
-  /** It got or finished a job: its idle time starts again. */
-  async markBusy(endpointId: string, id: string, now: Date): Promise<void> {
-    await this.db.worker.updateMany({ where: { endpointId, id }, data: { lastBusyAt: now } });
-  }
-
   /**
    * `stopPod` in a result: a managed worker is replaced once it is free. An external worker exits
    * by itself and may come back under the same id, so nothing is recorded for it.

@@ -123,35 +123,23 @@ export class WorkerProtocolService {
         output: 'output' in body ? body.output : undefined,
         error: failed ? errorString(body.error) : undefined,
       };
-      // Most results: a live job without webhook, held by this worker, finished in one statement.
-      const plain = await this.results.finishPlain(
-        endpoint.id,
-        request.workerId,
-        request.jobId,
-        result,
-        now,
-      );
-      if (plain) {
+      // A live job held by this worker is finished in a batch; most jobs have no webhook.
+      const call = [endpoint.id, request.workerId, request.jobId, result, now] as const;
+      const finished =
+        (await this.results.finishPlain(...call)) ?? (await this.results.finishHooked(...call));
+      if (finished) {
         await this.finished(endpoint, seen);
       } else {
-        const job = await this.requireJob(endpoint, request.jobId);
-        const finished = isGone(job, now)
-          ? null
-          : await this.results.finish(job, request.workerId, result, now);
-        if (finished) {
-          await this.workers.markBusy(endpoint.id, request.workerId, now);
-          await this.finished(endpoint, seen);
-        } else {
-          this.logger.debug(
-            {
-              endpointId: endpoint.id,
-              jobId: job.id,
-              workerId: request.workerId,
-              status: job.status,
-            },
-            'job-done dropped: the job is not running on this worker',
-          );
-        }
+        const job = await this.requireJob(endpoint, request.jobId); // unknown: 404
+        this.logger.debug(
+          {
+            endpointId: endpoint.id,
+            jobId: job.id,
+            workerId: request.workerId,
+            status: job.status,
+          },
+          'job-done dropped: the job is not running on this worker',
+        );
       }
     } else {
       const job = await this.requireJob(endpoint, request.jobId);
