@@ -193,6 +193,25 @@ describe('webhook-sender: deliveries', () => {
     expect(await settled(held.event.jobId)).toMatchObject({ status: 'delivered' });
   }, 30_000);
 
+  it('starts the first attempt of a new delivery at once, without a pass to find it', async () => {
+    const claimed: string[] = [];
+    const repo = server.app.get(DeliveriesRepository, { strict: false });
+    const claimDue = repo.claimDue.bind(repo);
+    const passes = jest.spyOn(repo, 'claimDue').mockImplementation(async (...args) => {
+      const rows = await claimDue(...args);
+      claimed.push(...rows.map((r) => r.id));
+      return rows;
+    });
+    try {
+      const { id, event } = await publishFinished(server, owner, rx.url('/direct'));
+      await rx.waitFor('/direct', 1);
+      expect(await settled(event.jobId)).toMatchObject({ status: 'delivered', attemptCount: 1 });
+      expect(claimed).not.toContain(id);
+    } finally {
+      passes.mockRestore();
+    }
+  }, 30_000);
+
   it("lists only the caller's deliveries; needs a key", async () => {
     await publishFinished(server, 'someone-else', rx.url('/foreign'));
     await rx.waitFor('/foreign', 1);

@@ -49,19 +49,40 @@ export class DeliveriesRepository {
     this.attemptTable = `${schema}."WebhookAttempt"`;
   }
 
-  /** Creates the delivery of an event; the same event again (a redelivery) creates nothing. True when created. */
-  async create(delivery: NewDelivery, now: Date): Promise<boolean> {
-    const { count } = await this.db.webhookDelivery.createMany({
-      data: [{ ...delivery, nextAttemptAt: now, createdAt: now }],
-      skipDuplicates: true,
-    });
-    return count > 0;
+  /**
+   * Creates the delivery of an event, due now, and leased until `leasedUntil` when given (its
+   * first attempt is then this instance's to make). The same event again (a redelivery) creates
+   * nothing: null.
+   */
+  async create(delivery: NewDelivery, now: Date, leasedUntil?: Date): Promise<DeliveryRow | null> {
+    const d = delivery;
+    const [row] = await this.db.$queryRawUnsafe<DeliveryRow[]>(
+      `
+      INSERT INTO ${this.table} (id, "jobId", "endpointId", "ownerId", event, url, host, body, "maxAttempts",
+        "nextAttemptAt", "createdAt", "claimedUntil")
+      VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10::timestamp(3), $10::timestamp(3), $11::timestamp(3))
+      ON CONFLICT (id) DO NOTHING
+      RETURNING *`,
+      d.id,
+      d.jobId,
+      d.endpointId,
+      d.ownerId,
+      d.event,
+      d.url,
+      d.host,
+      d.body,
+      d.maxAttempts,
+      ts(now),
+      leasedUntil ? ts(leasedUntil) : null,
+    );
+    return row ?? null;
   }
 
   /**
    * Leases up to `limit` due deliveries until `leaseUntil`, oldest due first, at most `slots(host)`
-   * per receiving host. Candidates are chosen first, then claimed by a statement that re-checks
-   * that they are still due and free, so a replica racing for the same rows gets each once.
+   * per receiving host, in one statement. The candidates are chosen by a subquery and claimed by
+   * an UPDATE that re-checks that each is still due and free on the row's latest version, so a
+   * replica racing for the same rows gets each once.
    */
   async claimDue(
     limit: number,
@@ -71,29 +92,23 @@ export class DeliveriesRepository {
     perHost: number,
   ): Promise<DeliveryRow[]> {
     const due = `status = 'pending' AND "nextAttemptAt" <= $1::timestamp(3) AND ("claimedUntil" IS NULL OR "claimedUntil" < $1::timestamp(3))`;
-    const candidates = await this.db.$queryRawUnsafe<Array<{ id: string }>>(
+    return this.db.$queryRawUnsafe<DeliveryRow[]>(
       `
-      SELECT id FROM (
-        SELECT id, host, "nextAttemptAt", row_number() OVER (PARTITION BY host ORDER BY "nextAttemptAt", id) AS rank
-        FROM ${this.table} WHERE ${due}
-      ) c
-      WHERE rank <= $3::int - COALESCE(($4::jsonb ->> host)::int, 0)
-      ORDER BY "nextAttemptAt", id LIMIT $2`,
+      UPDATE ${this.table} SET "claimedUntil" = $5::timestamp(3)
+      WHERE id = ANY(ARRAY(
+        SELECT id FROM (
+          SELECT id, host, "nextAttemptAt", row_number() OVER (PARTITION BY host ORDER BY "nextAttemptAt", id) AS rank
+          FROM ${this.table} WHERE ${due}
+        ) c
+        WHERE rank <= $3::int - COALESCE(($4::jsonb ->> host)::int, 0)
+        ORDER BY "nextAttemptAt", id LIMIT $2))
+        AND ${due}
+      RETURNING *`,
       ts(now),
       limit,
       perHost,
       JSON.stringify(busyHosts),
-    );
-    if (!candidates.length) return [];
-    const ids = candidates.map((c) => c.id);
-    return this.db.$queryRawUnsafe<DeliveryRow[]>(
-      `
-      UPDATE ${this.table} SET "claimedUntil" = $2::timestamp(3)
-      WHERE id = ANY($3::text[]) AND ${due}
-      RETURNING *`,
-      ts(now),
       ts(leaseUntil),
-      ids,
     );
   }
 

@@ -6,7 +6,11 @@ import {
 } from '@runplane/contracts';
 import { WebhookSettings } from '../settings.js';
 import { SigningSecrets } from '../signing/signing-secrets.js';
-import { DeliveriesRepository, type DeliveryWithAttempts } from './deliveries.repository.js';
+import {
+  DeliveriesRepository,
+  type DeliveryRow,
+  type DeliveryWithAttempts,
+} from './deliveries.repository.js';
 import { Dispatcher } from './dispatcher.service.js';
 
 const LIST_LIMIT = 100;
@@ -24,24 +28,37 @@ export class DeliveriesService {
   /**
    * Records the delivery of a `job.finished` event (its id becomes the `webhook-id`). The event
    * is acknowledged only after this commits, so a crash before loses nothing (the bus redelivers)
-   * and a redelivery after creates nothing.
+   * and a redelivery after creates nothing. With a slot free it is created leased to this
+   * instance and its first attempt starts at once.
    */
   async accept(event: JobFinishedEvent, eventId: string): Promise<void> {
-    const created = await this.deliveries.create(
-      {
-        id: eventId,
-        jobId: event.jobId,
-        endpointId: event.endpointId,
-        ownerId: event.ownerId,
-        event: event.status,
-        url: event.webhook,
-        host: hostOf(event.webhook),
-        body: event.body,
-        maxAttempts: this.settings.maxAttempts,
-      },
-      new Date(),
-    );
-    if (created) this.dispatcher.kick();
+    const host = hostOf(event.webhook);
+    const leasedUntil = this.dispatcher.reserve(host);
+    let created: DeliveryRow | null;
+    try {
+      created = await this.deliveries.create(
+        {
+          id: eventId,
+          jobId: event.jobId,
+          endpointId: event.endpointId,
+          ownerId: event.ownerId,
+          event: event.status,
+          url: event.webhook,
+          host,
+          body: event.body,
+          maxAttempts: this.settings.maxAttempts,
+        },
+        new Date(),
+        leasedUntil,
+      );
+    } catch (err) {
+      if (leasedUntil) this.dispatcher.releaseReserved(host);
+      throw err;
+    }
+    if (!leasedUntil) {
+      if (created) this.dispatcher.kick();
+    } else if (created) this.dispatcher.startReserved(created);
+    else this.dispatcher.releaseReserved(host);
   }
 
   async list(ownerId: string, jobId?: string): Promise<WebhookDeliveryView[]> {

@@ -25,8 +25,11 @@ const SECRET_RETRY_MS = 5000;
  */
 @Injectable()
 export class Dispatcher implements OnApplicationBootstrap, OnModuleDestroy {
+  /** Attempts in flight or reserved, per receiving host. */
   private readonly busyHosts = new Map<string, number>();
   private readonly running = new Set<Promise<void>>();
+  /** Slots reserved for new deliveries still being created (`reserve`). */
+  private reserved = 0;
   private poll?: NodeJS.Timeout;
   private wakeAt?: { at: number; timer: NodeJS.Timeout };
   private pass?: Promise<void>;
@@ -80,11 +83,42 @@ export class Dispatcher implements OnApplicationBootstrap, OnModuleDestroy {
       });
   }
 
+  /**
+   * A slot for a new delivery to `host`, when the instance and the host have one free: the
+   * delivery is then created leased until the time returned and started with `startReserved`, no
+   * pass needed to find it (or the slot is given back with `releaseReserved` when nothing was
+   * created). Undefined: create it unleased and `kick()`.
+   */
+  reserve(host: string): Date | undefined {
+    if (this.stopped || this.running.size + this.reserved >= this.settings.concurrency) return;
+    if ((this.busyHosts.get(host) ?? 0) >= this.settings.perHostConcurrency) return;
+    this.reserved += 1;
+    this.busyHosts.set(host, (this.busyHosts.get(host) ?? 0) + 1);
+    return new Date(Date.now() + this.settings.timeoutMs + LEASE_MARGIN_MS);
+  }
+
+  /**
+   * Starts the attempt of a delivery created leased to this instance in a reserved slot (once
+   * stopping, none starts: the lease running out brings it back).
+   */
+  startReserved(row: DeliveryRow): void {
+    this.reserved -= 1;
+    if (this.stopped) this.freeHostSlot(row.host);
+    else this.run(row);
+  }
+
+  /** Gives back a reserved slot whose delivery was not created. */
+  releaseReserved(host: string): void {
+    this.reserved -= 1;
+    this.freeHostSlot(host);
+    this.kick();
+  }
+
   private async claimAndStart(): Promise<void> {
     let now: Date;
     let started = 0;
     for (;;) {
-      const free = this.settings.concurrency - this.running.size;
+      const free = this.settings.concurrency - this.running.size - this.reserved;
       if (free <= 0 || this.stopped) return;
       now = new Date();
       const rows = await this.deliveries.claimDue(
@@ -109,6 +143,11 @@ export class Dispatcher implements OnApplicationBootstrap, OnModuleDestroy {
 
   private start(row: DeliveryRow): void {
     this.busyHosts.set(row.host, (this.busyHosts.get(row.host) ?? 0) + 1);
+    this.run(row);
+  }
+
+  /** Makes the attempt in a slot already counted for its host. */
+  private run(row: DeliveryRow): void {
     const run = this.attempt(row)
       .catch((err) =>
         this.logger.error(
@@ -117,13 +156,17 @@ export class Dispatcher implements OnApplicationBootstrap, OnModuleDestroy {
         ),
       )
       .finally(() => {
-        const n = (this.busyHosts.get(row.host) ?? 1) - 1;
-        if (n > 0) this.busyHosts.set(row.host, n);
-        else this.busyHosts.delete(row.host);
+        this.freeHostSlot(row.host);
         this.running.delete(run);
         this.kick(); // a slot is free
       });
     this.running.add(run);
+  }
+
+  private freeHostSlot(host: string): void {
+    const n = (this.busyHosts.get(host) ?? 1) - 1;
+    if (n > 0) this.busyHosts.set(host, n);
+    else this.busyHosts.delete(host);
   }
 
   private async attempt(row: DeliveryRow): Promise<void> {
