@@ -82,16 +82,25 @@ export class JobEffects {
     );
   }
 
-  /** Inside the transition's transaction: the outbox rows of these final jobs (those with a webhook). */
-  async announce(tx: Tx, jobs: JobRow[], now: Date): Promise<boolean> {
+  /**
+   * Inside the transition's transaction: writes the outbox rows of these final jobs (those with a
+   * webhook) and returns them. Unleased, for the relay (`finished` kicks it); leased, for the
+   * writer to publish right after the commit (`publish`).
+   */
+  async announce(tx: Tx, jobs: JobRow[], now: Date, leased = false): Promise<NewOutboxRow[]> {
     const rows = jobs
-      .map((j) => jobFinishedOutboxRow(j, now))
+      .map((j) => jobFinishedOutboxRow(j, now, leased))
       .filter((e): e is NewOutboxRow => e !== null);
     if (rows.length)
       await tx.outboxEvent.createMany({
         data: rows.map((r) => ({ ...r, payload: r.payload as Prisma.InputJsonValue })),
       });
-    return rows.length > 0;
+    return rows;
+  }
+
+  /** After the commit: outbox rows written leased to this writer, published now (never throws). */
+  publish(rows: NewOutboxRow[]): void {
+    if (rows.length) void this.outbox.publishNow(rows);
   }
 
   /**
@@ -102,7 +111,7 @@ export class JobEffects {
     let announced = false;
     for (let i = 0; i < ids.length; i += OUTBOX_CHUNK) {
       const jobs = await tx.job.findMany({ where: { id: { in: ids.slice(i, i + OUTBOX_CHUNK) } } });
-      announced = (await this.announce(tx, jobs, now)) || announced;
+      announced = (await this.announce(tx, jobs, now)).length > 0 || announced;
     }
     return announced;
   }

@@ -10,7 +10,7 @@ import type { JobRow } from './job-rows.js';
  * plus `input` and `webhook`): by the time it is delivered the job may be retried or its results
  * dropped. Its id becomes the delivery's `webhook-id`.
  */
-export function jobFinishedOutboxRow(row: JobRow, now: Date): NewOutboxRow | null {
+export function jobFinishedOutboxRow(row: JobRow, now: Date, leased: boolean): NewOutboxRow | null {
   if (!row.webhook || !(WEBHOOK_JOB_STATES as readonly string[]).includes(row.status)) return null;
   const payload: JobFinishedEvent = {
     jobId: row.id,
@@ -20,9 +20,11 @@ export function jobFinishedOutboxRow(row: JobRow, now: Date): NewOutboxRow | nul
     webhook: row.webhook,
     body: JSON.stringify({ ...toJobRecord(row, now), input: row.input, webhook: row.webhook }),
   };
-  // Unleased: the relay, kicked after the commit, publishes it (in batches when many jobs end at once).
+  // Leased: the writer publishes it after the commit (a worker's results). Unleased: the relay,
+  // kicked after the commit, publishes it (in batches when many jobs end at once).
   return OutboxRelay.entry(JobEvents.finished, payload, {
     id: `msg_${randomBytes(16).toString('hex')}`,
-    leased: false,
+    leased,
+    now: now.getTime(),
   });
 }

@@ -77,7 +77,7 @@ export class JobResultsRepository {
   private async finishPlainBatch(items: WorkerFinish[]): Promise<Array<JobState | null>> {
     const { batch, now, answer } = firstPerJob(items);
     const rows = await this.direct.query<JobState>(this.finishStatement(batch, now, false));
-    this.afterFinish(rows, now, false);
+    this.afterFinish(rows, now);
     return answer(rows);
   }
 
@@ -85,10 +85,11 @@ export class JobResultsRepository {
     const { batch, now, answer } = firstPerJob(items);
     const { rows, announced } = await this.db.$transaction(async (tx) => {
       const finished = await tx.$queryRaw<JobRow[]>(this.finishStatement(batch, now, true));
-      return { rows: finished, announced: await this.effects.announce(tx, finished, now) };
+      return { rows: finished, announced: await this.effects.announce(tx, finished, now, true) };
     }, BULK_TX);
     const states = rows.map(({ input: _input, s3Config: _s3, policy: _policy, ...state }) => state);
-    this.afterFinish(states, now, announced);
+    this.effects.publish(announced);
+    this.afterFinish(states, now);
     return answer(states);
   }
 
@@ -122,13 +123,13 @@ export class JobResultsRepository {
       SELECT * FROM finished`;
   }
 
-  private afterFinish(rows: JobState[], now: Date, announced: boolean): void {
+  private afterFinish(rows: JobState[], now: Date): void {
     for (const status of ['COMPLETED', 'FAILED'] as const)
       this.effects.finished(
         status,
         rows.filter((r) => r.status === status),
         now,
-        announced,
+        false, // the outbox rows of these jobs are published by this writer (`publish`)
       );
     for (const row of rows) this.effects.finishedByWorker(row);
   }

@@ -161,4 +161,3 @@ export const jsonParam = (v: unknown) => (v === undefined || v === null ? null :
 export function toJson(value: unknown): Prisma.InputJsonValue | typeof Prisma.JsonNull {
   return value === null || value === undefined ? Prisma.JsonNull : (value as Prisma.InputJsonValue);
 }
-

@@ -30,6 +30,11 @@ export class Dispatcher implements OnApplicationBootstrap, OnModuleDestroy {
   private readonly running = new Set<Promise<void>>();
   /** Slots reserved for new deliveries still being created (`reserve`). */
   private reserved = 0;
+  /**
+   * False once a pass found nothing due while no host was at its cap: an attempt ending then has
+   * nothing to make room for, and starts no pass. Anything that may add due work sets it (kick).
+   */
+  private mayHaveDue = true;
   private poll?: NodeJS.Timeout;
   private wakeAt?: { at: number; timer: NodeJS.Timeout };
   private pass?: Promise<void>;
@@ -62,6 +67,7 @@ export class Dispatcher implements OnApplicationBootstrap, OnModuleDestroy {
 
   /** Looks for due attempts now (coalesced: a call during a pass schedules one more). */
   kick(): void {
+    this.mayHaveDue = true;
     if (this.stopped) return;
     if (this.pass) {
       this.again = true;
@@ -130,6 +136,7 @@ export class Dispatcher implements OnApplicationBootstrap, OnModuleDestroy {
       );
       for (const row of rows) this.start(row);
       started += rows.length;
+      if (!rows.length && !this.someHostAtCap()) this.mayHaveDue = false;
       if (rows.length < free) break;
     }
     // Only a later attempt needs a timer, and only once nothing is left to start: the attempts
@@ -158,9 +165,14 @@ export class Dispatcher implements OnApplicationBootstrap, OnModuleDestroy {
       .finally(() => {
         this.freeHostSlot(row.host);
         this.running.delete(run);
-        this.kick(); // a slot is free
+        if (this.mayHaveDue) this.kick(); // a slot is free for what may wait
       });
     this.running.add(run);
+  }
+
+  private someHostAtCap(): boolean {
+    for (const n of this.busyHosts.values()) if (n >= this.settings.perHostConcurrency) return true;
+    return false;
   }
 
   private freeHostSlot(host: string): void {
