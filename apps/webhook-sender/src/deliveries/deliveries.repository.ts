@@ -1,5 +1,5 @@
 import { Injectable } from '@nestjs/common';
-import { DatabaseTargets } from '@runplane/database';
+import { DatabaseTargets, DirectSql } from '@runplane/database';
 import {
   PrismaClient,
   type WebhookAttempt,
@@ -33,7 +33,9 @@ const ts = (d: Date) => d.toISOString();
 /**
  * Data access of deliveries and attempts; the only code that knows these tables. Claims are
  * conditional statements with leases, so several webhook-sender replicas share the work and a
- * crashed one's attempts are taken over once its lease runs out.
+ * crashed one's attempts are taken over once its lease runs out. The statements every delivery
+ * goes through (create, claim, record an attempt) run through `DirectSql`, without Prisma's
+ * per-call work; the rest through Prisma.
  */
 @Injectable()
 export class DeliveriesRepository {
@@ -42,6 +44,7 @@ export class DeliveriesRepository {
 
   constructor(
     private readonly db: PrismaClient,
+    private readonly direct: DirectSql,
     targets: DatabaseTargets,
   ) {
     const schema = `"${targets.targetFor('webhook-sender').schema.replace(/"/g, '""')}"`;
@@ -56,25 +59,27 @@ export class DeliveriesRepository {
    */
   async create(delivery: NewDelivery, now: Date, leasedUntil?: Date): Promise<DeliveryRow | null> {
     const d = delivery;
-    const [row] = await this.db.$queryRawUnsafe<DeliveryRow[]>(
-      `
+    const [row] = await this.direct.query<DeliveryRow>({
+      text: `
       INSERT INTO ${this.table} (id, "jobId", "endpointId", "ownerId", event, url, host, body, "maxAttempts",
         "nextAttemptAt", "createdAt", "claimedUntil")
       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10::timestamp(3), $10::timestamp(3), $11::timestamp(3))
       ON CONFLICT (id) DO NOTHING
       RETURNING *`,
-      d.id,
-      d.jobId,
-      d.endpointId,
-      d.ownerId,
-      d.event,
-      d.url,
-      d.host,
-      d.body,
-      d.maxAttempts,
-      ts(now),
-      leasedUntil ? ts(leasedUntil) : null,
-    );
+      values: [
+        d.id,
+        d.jobId,
+        d.endpointId,
+        d.ownerId,
+        d.event,
+        d.url,
+        d.host,
+        d.body,
+        d.maxAttempts,
+        ts(now),
+        leasedUntil ? ts(leasedUntil) : null,
+      ],
+    });
     return row ?? null;
   }
 
@@ -92,8 +97,8 @@ export class DeliveriesRepository {
     perHost: number,
   ): Promise<DeliveryRow[]> {
     const due = `status = 'pending' AND "nextAttemptAt" <= $1::timestamp(3) AND ("claimedUntil" IS NULL OR "claimedUntil" < $1::timestamp(3))`;
-    return this.db.$queryRawUnsafe<DeliveryRow[]>(
-      `
+    return this.direct.query<DeliveryRow>({
+      text: `
       UPDATE ${this.table} SET "claimedUntil" = $5::timestamp(3)
       WHERE id = ANY(ARRAY(
         SELECT id FROM (
@@ -104,12 +109,8 @@ export class DeliveriesRepository {
         ORDER BY "nextAttemptAt", id LIMIT $2))
         AND ${due}
       RETURNING *`,
-      ts(now),
-      limit,
-      perHost,
-      JSON.stringify(busyHosts),
-      ts(leaseUntil),
-    );
+      values: [ts(now), limit, perHost, JSON.stringify(busyHosts), ts(leaseUntil)],
+    });
   }
 
   /**
@@ -142,8 +143,8 @@ export class DeliveriesRepository {
         ? 'failed'
         : 'pending';
     const nextAttemptAt = status === 'pending' ? new Date(now.getTime() + retryDelayMs) : now;
-    const [updated] = await this.db.$queryRawUnsafe<DeliveryRow[]>(
-      `
+    const [updated] = await this.direct.query<DeliveryRow>({
+      text: `
       WITH updated AS (
         UPDATE ${this.table} SET "attemptCount" = $2, status = $3, "claimedUntil" = NULL,
           "nextAttemptAt" = $4::timestamp(3), "deliveredAt" = CASE WHEN $5 THEN $6::timestamp(3) ELSE "deliveredAt" END
@@ -153,17 +154,19 @@ export class DeliveriesRepository {
         SELECT $7, id, $2, $8, $9, $10, $6::timestamp(3) FROM updated
       )
       SELECT * FROM updated`,
-      delivery.id,
-      attempt,
-      status,
-      ts(nextAttemptAt),
-      outcome.ok,
-      ts(now),
-      `${delivery.id}.${attempt}.${now.getTime().toString(36)}`,
-      outcome.statusCode,
-      outcome.latencyMs,
-      outcome.error,
-    );
+      values: [
+        delivery.id,
+        attempt,
+        status,
+        ts(nextAttemptAt),
+        outcome.ok,
+        ts(now),
+        `${delivery.id}.${attempt}.${now.getTime().toString(36)}`,
+        outcome.statusCode,
+        outcome.latencyMs,
+        outcome.error,
+      ],
+    });
     if (!updated) throw new Error(`delivery ${delivery.id} is gone`);
     return updated;
   }
