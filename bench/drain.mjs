@@ -4,7 +4,8 @@
 // few jobs deep; this one measures what a job's take costs when many wait behind it.
 //
 //   node bench/drain.mjs [--mode standalone|cluster|both] [--jobs 20000] [--workers 2]
-//                        [--concurrency 8] [--clients 50] [--baseline <dir of another built checkout>]
+//                        [--concurrency 8] [--clients 50]
+//                        [--baseline <dir of another built checkout>]
 //
 // Per mode: a fresh server (bench/lib/runplane.mjs), an endpoint without workers, `jobs` no-op
 // jobs submitted with /run by `clients` callers, then the endpoint's workers raised to `workers`

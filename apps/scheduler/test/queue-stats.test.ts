@@ -5,7 +5,7 @@ import { JobQueriesRepository } from '../src/store/job-queries.repository.js';
 import { SchedulerTables } from '../src/store/scheduler-tables.js';
 import { startHarness, type Harness } from './support.js';
 
-/** The autoscaler's view of a queue and a worker's take: the queue's head only, whatever its depth. */
+/** The autoscaler's view of a queue and a worker's take: its head only, whatever its depth. */
 describe('scheduler: queue statistics', () => {
   let h: Harness;
   let queries: JobQueriesRepository;

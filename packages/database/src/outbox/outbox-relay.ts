@@ -29,8 +29,8 @@ export interface OutboxRelayOptions {
  * The writer publishes its own rows right after the commit (`publishNow`, on rows it inserted
  * already leased to itself, so the loop leaves them alone); the loop, every few seconds and at
  * start, publishes whatever a crash or a failed publish left behind once its lease ran out.
- * Delivery is at-least-once: dying after publishing but before deleting the rows publishes them again
- * with the same event id, which the bus drops inside its duplicate window and consumers
+ * Delivery is at-least-once: dying after publishing but before deleting the rows publishes them
+ * again with the same event id, which the bus drops inside its duplicate window and consumers
  * de-duplicate on beyond it.
  */
 export class OutboxRelay implements OnApplicationBootstrap, OnModuleDestroy {
@@ -164,7 +164,7 @@ export class OutboxRelay implements OnApplicationBootstrap, OnModuleDestroy {
     if (published.length) await this.options.store.remove(published);
   }
 
-  /** True when published; otherwise the row stays leased, and the lease running out is the retry delay. */
+  /** True when published; otherwise the row stays leased (its lease's end is the retry delay). */
   private async publish(
     row: Pick<OutboxEntry, 'id' | 'subject' | 'payload' | 'attempts'>,
   ): Promise<boolean> {
