@@ -425,6 +425,34 @@ export function lifecycleSuite(name: string, env: () => Promise<Record<string, s
         expect((await stream()).stream).toEqual([]);
       });
 
+      it("keeps stream posts of the job's worker only, numbers concurrent ones apart, 404s an unknown job", async () => {
+        if (guard()) return;
+        const { ep, id } = await running();
+        const post = (workerId: string, output: unknown, jobId = id) =>
+          h.call(SchedulerRpc.jobStream, { endpointId: ep, workerId, jobId, body: { output } });
+        expect(await post('w-other', { stray: true })).toEqual({ ok: true }); // dropped
+        await Promise.all([0, 1, 2, 3, 4].map((i) => post('w-run', i)));
+        await post('w-run', null);
+        const { stream } = await h.call(SchedulerRpc.streamJob, {
+          ownerId: OWNER,
+          endpointId: ep,
+          jobId: id,
+          waitMs: 0,
+        });
+        expect(stream).toHaveLength(6);
+        expect(stream.slice(0, 5).map((c) => c.output)).toEqual(
+          expect.arrayContaining([0, 1, 2, 3, 4]),
+        );
+        expect(stream[5]).toEqual({ output: null });
+        const unknown = await h.error(SchedulerRpc.jobStream, {
+          endpointId: ep,
+          workerId: 'w-run',
+          jobId: 'no-such-job',
+          body: { output: 1 },
+        });
+        expect(unknown.status).toBe(404);
+      });
+
       it('a stream post over 1 MB becomes several chunks that concatenate to it', async () => {
         if (guard()) return;
         const { ep, id } = await running();

@@ -3,8 +3,8 @@ import { DirectSql } from '@runplane/database';
 import { Prisma, PrismaClient } from '../generated/prisma/client.js';
 import { JobEffects } from './job-effects.js';
 import { SchedulerTables } from './scheduler-tables.js';
-import { at, jsonParam, toJson, type ClaimedJob, PLANNED_ONCE } from './job-rows.js';
-import { heldBySql, heldByWhere, workerLeavingSql } from './job-rules.js';
+import { at, jsonParam, type ClaimedJob, PLANNED_ONCE } from './job-rows.js';
+import { heldBySql, workerLeavingSql } from './job-rules.js';
 
 /** At most one PROGRESS event per job in this window (a worker may post progress many times a second). */
 const PROGRESS_EVENT_EVERY_MS = 5000;
@@ -124,8 +124,9 @@ export class JobDispatchRepository {
   }
 
   /**
-   * Appends stream chunks to a job the worker holds, numbered after the previous ones. The
-   * counter update locks the job row, so concurrent posts of one job keep their order.
+   * Appends stream chunks to a live job the worker holds, numbered after the previous ones, in
+   * one statement. Its counter update locks the job row, so concurrent posts of one job keep
+   * their order. False when the job is not held by this worker or gone (nothing is stored).
    */
   async appendChunks(
     endpointId: string,
@@ -134,29 +135,21 @@ export class JobDispatchRepository {
     outputs: unknown[],
     now: Date,
   ): Promise<boolean> {
-    const appended = await this.db.$transaction(async (tx) => {
-      const { count } = await tx.job.updateMany({
-        where: heldByWhere(endpointId, workerId, id),
-        data: { streamSeq: { increment: outputs.length } },
-      });
-      if (!count) return false;
-      const { streamSeq } = await tx.job.findUniqueOrThrow({
-        where: { id },
-        select: { streamSeq: true },
-      });
-      const first = streamSeq - outputs.length + 1;
-      await tx.jobStreamChunk.createMany({
-        data: outputs.map((output, i) => ({
-          jobId: id,
-          seq: first + i,
-          output: toJson(output),
-          createdAt: now,
-        })),
-      });
-      return true;
-    });
-    if (appended) this.effects.updated(endpointId, id);
-    return appended;
+    const { job, chunk } = this.t.sql;
+    const count = outputs.length;
+    const rows = await this.direct.query<{ id: string }>(Prisma.sql`${PLANNED_ONCE}
+      WITH bumped AS (
+        UPDATE ${job} j SET "streamSeq" = j."streamSeq" + ${count}::int
+        WHERE j.id = ${id} AND ${heldBySql('j', endpointId, workerId)} AND j."expiresAt" > ${at(now)}::timestamp(3)
+        RETURNING j.id, j."streamSeq"
+      ), appended AS (
+        INSERT INTO ${chunk} ("jobId", seq, output, "createdAt")
+        SELECT b.id, b."streamSeq" - ${count}::int + o.n::int, o.output::json, ${at(now)}::timestamp(3)
+        FROM bumped b, unnest(${outputs.map((o) => JSON.stringify(o ?? null))}::text[]) WITH ORDINALITY AS o(output, n)
+      )
+      SELECT id FROM bumped`);
+    if (rows.length) this.effects.updated(endpointId, id);
+    return rows.length > 0;
   }
 
   /** Returns the chunks not returned before, in order, and marks them delivered (each once). */

@@ -156,8 +156,3 @@ export const at = (d: Date) => d.toISOString();
 
 /** A value for a `::json` parameter of a raw statement: null and undefined leave the column empty (SQL NULL). */
 export const jsonParam = (v: unknown) => (v === undefined || v === null ? null : JSON.stringify(v));
-
-/** A JSON value for a required Json column; `null` must be Prisma's JsonNull there. */
-export function toJson(value: unknown): Prisma.InputJsonValue | typeof Prisma.JsonNull {
-  return value === null || value === undefined ? Prisma.JsonNull : (value as Prisma.InputJsonValue);
-}

@@ -41,8 +41,3 @@ export function heldBySql(alias: string, endpointId: unknown, workerId: unknown)
   const a = Prisma.raw(alias);
   return Prisma.sql`${a}."endpointId" = ${endpointId} AND ${a}."workerId" = ${workerId} AND ${a}.status = 'IN_PROGRESS' AND ${a}."deletedAt" IS NULL`;
 }
-
-/** `heldBySql` as a Prisma filter. */
-export function heldByWhere(endpointId: string, workerId: string, id: string) {
-  return { id, endpointId, workerId, status: 'IN_PROGRESS' as const, deletedAt: null };
-}

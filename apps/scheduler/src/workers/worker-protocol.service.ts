@@ -165,22 +165,21 @@ export class WorkerProtocolService {
     }
   }
 
-  /** job-stream: stores the chunk (split when over 1 MB) for `/stream`. */
+  /**
+   * job-stream: stores the chunk (split when over 1 MB) for `/stream`, when the job is alive and
+   * this worker's; otherwise acknowledged and dropped (unknown job: 404).
+   */
   async stream(request: JobStreamRequest): Promise<Ack> {
     const endpoint = await this.endpointFor(request);
     await this.seen(endpoint, request.workerId);
-    const job = await this.requireJob(endpoint, request.jobId);
-    const now = new Date();
-    if (isGone(job, now)) return { ok: true };
     const body = request.body ?? {};
     const output = 'output' in body ? body.output : body;
-    await this.dispatch.appendChunks(
-      endpoint.id,
-      request.workerId,
-      job.id,
-      splitStreamOutput(output),
-      now,
-    );
+    const parts = splitStreamOutput(output);
+    const now = new Date();
+    if (
+      !(await this.dispatch.appendChunks(endpoint.id, request.workerId, request.jobId, parts, now))
+    )
+      await this.requireJob(endpoint, request.jobId);
     return { ok: true };
   }
 
