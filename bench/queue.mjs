@@ -5,14 +5,17 @@
 //
 //   node bench/queue.mjs [--mode standalone|cluster|both] [--jobs 2000] [--latency-jobs 500]
 //                        [--workers 2] [--concurrency 8] [--clients 32] [--profile-dir <dir>]
-//                        [--webhook] [--baseline <dir of another built checkout>]
+//                        [--webhook] [--stream <chunks per job>]
+//                        [--baseline <dir of another built checkout>]
 //
 // Per mode it starts a fresh server (bench/lib/runplane.mjs), creates an endpoint whose managed
 // workers run bench/bench-worker.mjs, and measures through the public HTTP API only (one /runsync
 // per job): dispatch latency (submit → handler start, submit → result) one job at a time with idle
 // workers, then throughput with --clients callers. Servers run with RUNPLANE_RATE_LIMITS=false (see
 // bench/run.mjs). With --webhook every job carries a webhook to a receiver in this process that
-// answers 200 at once; the run then also waits until every webhook has arrived. With --baseline
+// answers 200 at once; the run then also waits until every webhook has arrived. With --stream N
+// every job streams N small items (each one a job-stream post) instead of returning at once:
+// throughput only (the handler's start is not reported), as jobs/s and chunks/s. With --baseline
 // every mode also runs against the other checkout and the table shows current/baseline ratios.
 // Prints a table and writes JSON to bench/results/.
 import fs from 'node:fs';
@@ -36,6 +39,7 @@ const { values: opts } = parseArgs({
     // e.g. --profile-dir /tmp/prof: CPU profiles of the server's processes (bench/profile-summary.mjs)
     'profile-dir': { type: 'string' },
     webhook: { type: 'boolean', default: false },
+    stream: { type: 'string' },
     baseline: { type: 'string' },
   },
 });
@@ -46,6 +50,7 @@ const config = {
   concurrency: Number(opts.concurrency),
   clients: Number(opts.clients),
   webhook: opts.webhook,
+  streamChunks: opts.stream ? Number(opts.stream) : undefined,
 };
 let webhooksReceived = 0;
 const receiver = opts.webhook
@@ -95,12 +100,15 @@ for (const [mode, which, serverRoot] of runs) {
     profileDir: opts['profile-dir'],
   });
   try {
-    const submit = runsyncSubmitter(
+    const submitJob = runsyncSubmitter(
       api,
       server.queueApiBase,
       await createEndpoint(api, server.base, config),
       jobFields,
     );
+    const submit = config.streamChunks
+      ? (input) => submitJob({ ...input, chunks: config.streamChunks })
+      : submitJob;
     const webhooksBefore = webhooksReceived;
     server.startProfiling(); // with --profile-dir: latency and throughput, not start-up
     process.stderr.write(`[bench] ${label}: latency (${config.latencyJobs} sequential jobs)\n`);
@@ -130,6 +138,9 @@ receiver?.close();
 
 const cells = (r) => ({
   'jobs/s': r.throughput.jobsPerSecond,
+  ...(config.streamChunks
+    ? { 'chunks/s': round(r.throughput.jobsPerSecond * config.streamChunks) }
+    : {}),
   'dispatch p50 ms': r.dispatch.p50,
   'dispatch p99 ms': r.dispatch.p99,
   'round trip p50 ms': r.roundTrip.p50,
