@@ -13,12 +13,12 @@
 // first job taken to the last one completed), read from the endpoint's /health every 100 ms.
 // Servers run with RUNPLANE_RATE_LIMITS=false. With --baseline every mode also runs against the
 // other checkout and the table shows current/baseline ratios.
-import path from 'node:path';
 import { randomBytes } from 'node:crypto';
 import { parseArgs } from 'node:util';
 import { apiClient } from './lib/http.mjs';
 import { now, round, sleep } from './lib/measure.mjs';
-import { benchRoot, createEndpoint, startServer } from './lib/runplane.mjs';
+import { createEndpoint } from './lib/runplane.mjs';
+import { sideBySide, tableRows } from './lib/side-by-side.mjs';
 
 const { values: opts } = parseArgs({
   options: {
@@ -73,49 +73,16 @@ async function drain(server, endpointId) {
   }
 }
 
-const runs = modes.flatMap((mode) =>
-  opts.baseline
-    ? [
-        [mode, 'baseline', path.resolve(opts.baseline)],
-        [mode, 'current', benchRoot],
-      ]
-    : [[mode, 'current', benchRoot]],
-);
-const results = {};
-for (const [mode, which, serverRoot] of runs) {
-  const label = opts.baseline ? `${mode} (${which})` : mode;
-  process.stderr.write(`[drain] ${label}: starting the server\n`);
-  const server = await startServer(mode, {
-    apiKey,
-    serverRoot,
-    env: { RUNPLANE_RATE_LIMITS: 'false' },
-  });
-  try {
-    const endpointId = await createEndpoint(api, server.base, { ...config, workers: 0 });
-    process.stderr.write(`[drain] ${label}: queueing ${config.jobs} jobs\n`);
-    const intake = await fill(server.queueApiBase, endpointId);
-    process.stderr.write(`[drain] ${label}: draining with ${config.workers} workers\n`);
-    results[label] = {
-      'run/s (filling)': round(intake),
-      'drain jobs/s': round(await drain(server, endpointId)),
-    };
-  } catch (err) {
-    process.stderr.write(
-      `[drain] ${label} failed: ${err.stack}\n--- server log tail ---\n${server.log().slice(-3000)}\n`,
-    );
-    process.exitCode = 1;
-  } finally {
-    await server.stop();
-  }
-}
+const run = { modes, baseline: opts.baseline, apiKey, tag: 'drain' };
+const results = await sideBySide(run, async (server, label) => {
+  const endpointId = await createEndpoint(api, server.base, { ...config, workers: 0 });
+  process.stderr.write(`[drain] ${label}: queueing ${config.jobs} jobs\n`);
+  const intake = await fill(server.queueApiBase, endpointId);
+  process.stderr.write(`[drain] ${label}: draining with ${config.workers} workers\n`);
+  return {
+    'run/s (filling)': round(intake),
+    'drain jobs/s': round(await drain(server, endpointId)),
+  };
+});
 api.close();
-const rows = Object.entries(results).map(([mode, r]) => ({ mode, ...r }));
-for (const mode of opts.baseline ? modes : []) {
-  const [b, c] = [results[`${mode} (baseline)`], results[`${mode} (current)`]];
-  if (b && c)
-    rows.push({
-      mode: `${mode}: current/baseline`,
-      ...Object.fromEntries(Object.keys(c).map((k) => [k, round(c[k] / b[k])])),
-    });
-}
-console.table(rows);
+console.table(tableRows(results, run, (r) => r));

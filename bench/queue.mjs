@@ -26,7 +26,8 @@ import { parseArgs } from 'node:util';
 import { apiClient } from './lib/http.mjs';
 import { machine, versions } from './lib/machine.mjs';
 import { latency, round, sleep, throughput } from './lib/measure.mjs';
-import { benchRoot, createEndpoint, runsyncSubmitter, startServer } from './lib/runplane.mjs';
+import { benchRoot, createEndpoint, runsyncSubmitter } from './lib/runplane.mjs';
+import { sideBySide, tableRows } from './lib/side-by-side.mjs';
 
 const { values: opts } = parseArgs({
   options: {
@@ -82,57 +83,40 @@ const results = {
   modes: {},
 };
 
-const runs = modes.flatMap((mode) =>
-  opts.baseline
-    ? [
-        [mode, 'baseline', path.resolve(opts.baseline)],
-        [mode, 'current', benchRoot],
-      ]
-    : [[mode, 'current', benchRoot]],
-);
-for (const [mode, which, serverRoot] of runs) {
-  const label = opts.baseline ? `${mode} (${which})` : mode;
-  process.stderr.write(`[bench] ${label}: starting the server\n`);
-  const server = await startServer(mode, {
-    apiKey,
-    serverRoot,
-    env: { RUNPLANE_RATE_LIMITS: 'false' },
-    profileDir: opts['profile-dir'],
-  });
-  try {
-    const submitJob = runsyncSubmitter(
-      api,
-      server.queueApiBase,
-      await createEndpoint(api, server.base, config),
-      jobFields,
-    );
-    const submit = config.streamChunks
-      ? (input) => submitJob({ ...input, chunks: config.streamChunks })
-      : submitJob;
-    const webhooksBefore = webhooksReceived;
-    server.startProfiling(); // with --profile-dir: latency and throughput, not start-up
-    process.stderr.write(`[bench] ${label}: latency (${config.latencyJobs} sequential jobs)\n`);
-    const lat = await latency(submit, { jobs: config.latencyJobs });
-    process.stderr.write(
-      `[bench] ${label}: throughput (${config.jobs} jobs, ${config.clients} callers)\n`,
-    );
-    results.modes[label] = { ...lat, throughput: await throughput(submit, config) };
-    if (receiver) {
-      const expected = webhooksBefore + config.latencyJobs + 50 + config.jobs; // 50: warm-up
-      const deadline = Date.now() + 120_000;
-      while (webhooksReceived < expected && Date.now() < deadline) await sleep(100);
-      if (webhooksReceived < expected)
-        throw new Error(`${expected - webhooksReceived} webhooks did not arrive in 120 s`);
-    }
-  } catch (err) {
-    process.stderr.write(
-      `[bench] ${label} failed: ${err.stack}\n--- server log tail ---\n${server.log().slice(-3000)}\n`,
-    );
-    process.exitCode = 1;
-  } finally {
-    await server.stop();
+const run = {
+  modes,
+  baseline: opts.baseline,
+  apiKey,
+  tag: 'bench',
+  profileDir: opts['profile-dir'],
+};
+results.modes = await sideBySide(run, async (server, label) => {
+  const submitJob = runsyncSubmitter(
+    api,
+    server.queueApiBase,
+    await createEndpoint(api, server.base, config),
+    jobFields,
+  );
+  const submit = config.streamChunks
+    ? (input) => submitJob({ ...input, chunks: config.streamChunks })
+    : submitJob;
+  const webhooksBefore = webhooksReceived;
+  server.startProfiling(); // with --profile-dir: latency and throughput, not start-up
+  process.stderr.write(`[bench] ${label}: latency (${config.latencyJobs} sequential jobs)\n`);
+  const lat = await latency(submit, { jobs: config.latencyJobs });
+  process.stderr.write(
+    `[bench] ${label}: throughput (${config.jobs} jobs, ${config.clients} callers)\n`,
+  );
+  const measured = { ...lat, throughput: await throughput(submit, config) };
+  if (receiver) {
+    const expected = webhooksBefore + config.latencyJobs + 50 + config.jobs; // 50: warm-up
+    const deadline = Date.now() + 120_000;
+    while (webhooksReceived < expected && Date.now() < deadline) await sleep(100);
+    if (webhooksReceived < expected)
+      throw new Error(`${expected - webhooksReceived} webhooks did not arrive in 120 s`);
   }
-}
+  return measured;
+});
 api.close();
 receiver?.close();
 
@@ -146,17 +130,7 @@ const cells = (r) => ({
   'round trip p50 ms': r.roundTrip.p50,
   'round trip p99 ms': r.roundTrip.p99,
 });
-const rows = Object.entries(results.modes).map(([mode, r]) => ({ mode, ...cells(r) }));
-for (const mode of opts.baseline ? modes : []) {
-  const [b, c] = [results.modes[`${mode} (baseline)`], results.modes[`${mode} (current)`]];
-  if (!b || !c) continue;
-  const [cb, cc] = [cells(b), cells(c)];
-  rows.push({
-    mode: `${mode}: current/baseline`,
-    ...Object.fromEntries(Object.keys(cc).map((k) => [k, round(cc[k] / cb[k])])),
-  });
-}
-console.table(rows);
+console.table(tableRows(results.modes, run, cells));
 fs.mkdirSync(path.join(benchRoot, 'bench/results'), { recursive: true });
 const out = path.join(
   benchRoot,
