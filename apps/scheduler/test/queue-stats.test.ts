@@ -25,6 +25,11 @@ describe('scheduler: queue statistics', () => {
     for (let i = 0; i < n; i++) ids.push(await h.submit(endpointId, { i }, extra));
     return ids;
   };
+  /** A worker's take of up to `batchSize` jobs; the ids taken. */
+  const take = async (endpointId: string, batchSize: number) =>
+    (
+      await h.call(SchedulerRpc.takeJobs, { endpointId, workerId: 'w-1', batchSize, waitMs: 0 })
+    ).jobs.map((j) => j.id);
   const queuedAtOf = async (id: string) =>
     (await db.job.findUniqueOrThrow({ where: { id }, select: { queuedAt: true } })).queuedAt;
 
@@ -33,13 +38,7 @@ describe('scheduler: queue statistics', () => {
     const idle = await h.endpoint();
     const jobs = await submitMany(deep, 8);
     await submitMany(deep, 2, { policy: { lowPriority: true } });
-    const taken = await h.call(SchedulerRpc.takeJobs, {
-      endpointId: deep,
-      workerId: 'w-1',
-      batchSize: 3,
-      waitMs: 0,
-    });
-    expect(taken.jobs.map((j) => j.id)).toEqual(jobs.slice(0, 3));
+    expect(await take(deep, 3)).toEqual(jobs.slice(0, 3));
 
     const stats = await queries.queueStats([
       { endpointId: deep, countUpTo: 4 },
@@ -81,13 +80,7 @@ describe('scheduler: queue statistics', () => {
       return r.n;
     };
     const before = await rowsRead();
-    const taken = await h.call(SchedulerRpc.takeJobs, {
-      endpointId: ep,
-      workerId: 'w-1',
-      batchSize: 2,
-      waitMs: 0,
-    });
-    expect(taken.jobs.map((j) => j.id)).toEqual(jobs.slice(0, 2));
+    expect(await take(ep, 2)).toEqual(jobs.slice(0, 2));
     // The two jobs taken, found again by id to be updated; sorting the whole queue read all 60.
     expect((await rowsRead()) - before).toBeLessThan(10);
   });
