@@ -4,7 +4,7 @@ import { Prisma, PrismaClient } from '../generated/prisma/client.js';
 import { JobEffects } from './job-effects.js';
 import { SchedulerTables } from './scheduler-tables.js';
 import { at, jsonParam, type ClaimedJob, PLANNED_ONCE } from './job-rows.js';
-import { heldBySql, workerLeavingSql } from './job-rules.js';
+import { heldBySql, heldLiveSql, workerLeavingSql } from './job-rules.js';
 
 /** At most one PROGRESS event per job in this window (a worker may post progress many times a second). */
 const PROGRESS_EVENT_EVERY_MS = 5000;
@@ -140,7 +140,7 @@ export class JobDispatchRepository {
     const rows = await this.direct.query<{ id: string }>(Prisma.sql`${PLANNED_ONCE}
       WITH bumped AS (
         UPDATE ${job} j SET "streamSeq" = j."streamSeq" + ${count}::int
-        WHERE j.id = ${id} AND ${heldBySql('j', endpointId, workerId)} AND j."expiresAt" > ${at(now)}::timestamp(3)
+        WHERE j.id = ${id} AND ${heldLiveSql('j', endpointId, workerId, now)}
         RETURNING j.id, j."streamSeq"
       ), appended AS (
         INSERT INTO ${chunk} ("jobId", seq, output, "createdAt")

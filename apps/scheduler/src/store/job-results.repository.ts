@@ -12,7 +12,7 @@ import {
   type WorkerResult,
   PLANNED_ONCE,
 } from './job-rows.js';
-import { BULK_TX, heldBySql, RESULT_RETENTION_SQL } from './job-rules.js';
+import { BULK_TX, heldLiveSql, RESULT_RETENTION_SQL } from './job-rules.js';
 
 /** A worker's final result for a job it holds, waiting for its batch (`finishPlain`, `finishHooked`). */
 interface WorkerFinish {
@@ -111,8 +111,8 @@ export class JobResultsRepository {
         UPDATE ${job} j SET status = r.status::${jobStatus}, output = r.output::json, error = r.error, "completedAt" = ${at(now)}::timestamp(3),
           "timeoutAt" = NULL, "resultsExpireAt" = ${at(now)}::timestamp(3) + ${RESULT_RETENTION_SQL}
         FROM results r
-        WHERE j.id = r.id AND ${heldBySql('j', Prisma.raw('r."endpointId"'), Prisma.raw('r."workerId"'))}
-          AND j."expiresAt" > ${at(now)}::timestamp(3) AND j.webhook IS ${hooked ? Prisma.raw('NOT NULL') : Prisma.raw('NULL')}
+        WHERE j.id = r.id AND ${heldLiveSql('j', Prisma.raw('r."endpointId"'), Prisma.raw('r."workerId"'), now)}
+          AND j.webhook IS ${hooked ? Prisma.raw('NOT NULL') : Prisma.raw('NULL')}
         RETURNING ${jobStateColumns('j')}${hooked ? Prisma.raw(', j.input, j."s3Config", j.policy') : Prisma.empty}
       ), busy AS (
         UPDATE ${worker} w SET "lastBusyAt" = ${at(now)}::timestamp(3)

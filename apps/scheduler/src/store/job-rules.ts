@@ -1,5 +1,6 @@
 import { JOB_LIMITS } from '@runplane/contracts';
 import { Prisma } from '../generated/prisma/client.js';
+import { at } from './job-rows.js';
 
 /**
  * The rules of the job state machine, defined once: as functions for TypeScript and as SQL
@@ -40,4 +41,17 @@ export function workerLeavingSql(alias: string): Prisma.Sql {
 export function heldBySql(alias: string, endpointId: unknown, workerId: unknown): Prisma.Sql {
   const a = Prisma.raw(alias);
   return Prisma.sql`${a}."endpointId" = ${endpointId} AND ${a}."workerId" = ${workerId} AND ${a}.status = 'IN_PROGRESS' AND ${a}."deletedAt" IS NULL`;
+}
+
+/**
+ * `heldBySql`, and not expired at `now` either (`isGone`'s other half): for the statements that
+ * take a worker's post without reading the job first (results, stream chunks).
+ */
+export function heldLiveSql(
+  alias: string,
+  endpointId: unknown,
+  workerId: unknown,
+  now: Date,
+): Prisma.Sql {
+  return Prisma.sql`${heldBySql(alias, endpointId, workerId)} AND ${Prisma.raw(alias)}."expiresAt" > ${at(now)}::timestamp(3)`;
 }

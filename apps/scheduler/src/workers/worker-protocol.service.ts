@@ -175,11 +175,15 @@ export class WorkerProtocolService {
     const body = request.body ?? {};
     const output = 'output' in body ? body.output : body;
     const parts = splitStreamOutput(output);
-    const now = new Date();
-    if (
-      !(await this.dispatch.appendChunks(endpoint.id, request.workerId, request.jobId, parts, now))
-    )
-      await this.requireJob(endpoint, request.jobId);
+    const { workerId, jobId } = request;
+    const stored = await this.dispatch.appendChunks(
+      endpoint.id,
+      workerId,
+      jobId,
+      parts,
+      new Date(),
+    );
+    if (!stored) await this.requireJob(endpoint, jobId); // unknown: 404
     return { ok: true };
   }
 

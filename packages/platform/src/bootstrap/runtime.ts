@@ -72,8 +72,8 @@ export async function createRuntime(
       describe.push(`NATS bus (namespace ${config.RUNPLANE_BUS_NAMESPACE})`);
     } else {
       // The in-process bus journals events in the embedded database so a crash loses none,
-      // through its prepared statements (parsed and planned anew, a journal write cost 3-4
-      // times as much; two per event).
+      // through its prepared statements: two writes per event, each parsed and planned anew
+      // otherwise (docs/performance.md).
       const journal = embedded ? await SqlEventJournal.open(embedded.client) : undefined;
       bus = new InProcessBus({ journal, logger });
       describe.push(
