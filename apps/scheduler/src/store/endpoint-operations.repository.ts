@@ -1,6 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import type { DurationPercentiles, EndpointMetrics } from '@runplane/contracts';
-import { PrismaClient, type Worker as WorkerRow } from '../generated/prisma/client.js';
+import { Prisma, PrismaClient, type Worker as WorkerRow } from '../generated/prisma/client.js';
+import { aliveSql } from './job-rules.js';
 import { SchedulerTables } from './scheduler-tables.js';
 
 const ts = (d: Date) => d.toISOString();
@@ -22,15 +23,10 @@ export class EndpointOperationsRepository {
   /** Live queued jobs (any priority) per endpoint, for those with any. */
   async queued(endpointIds: string[], now: Date): Promise<Map<string, number>> {
     if (!endpointIds.length) return new Map();
-    const rows = await this.db.$queryRawUnsafe<Array<{ endpointId: string; n: number }>>(
-      `
-      SELECT "endpointId", count(*)::int AS n FROM ${this.t.job}
-      WHERE "endpointId" = ANY($1::text[]) AND status = 'IN_QUEUE'
-        AND "deletedAt" IS NULL AND "expiresAt" > $2::timestamp(3)
-      GROUP BY "endpointId"`,
-      endpointIds,
-      ts(now),
-    );
+    const rows = await this.db.$queryRaw<Array<{ endpointId: string; n: number }>>(Prisma.sql`
+      SELECT "endpointId", count(*)::int AS n FROM ${this.t.sql.job}
+      WHERE "endpointId" = ANY(${endpointIds}::text[]) AND status = 'IN_QUEUE' AND ${aliveSql(now)}
+      GROUP BY "endpointId"`);
     return new Map(rows.map((r) => [r.endpointId, r.n]));
   }
 

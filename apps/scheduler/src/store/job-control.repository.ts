@@ -4,7 +4,7 @@ import { SchedulerTables } from './scheduler-tables.js';
 import { JobDeletions } from './job-deletions.js';
 import { JobEffects } from './job-effects.js';
 import { at, type ChangedJob } from './job-rows.js';
-import { BULK_LIMIT } from './job-rules.js';
+import { aliveSql, BULK_LIMIT } from './job-rules.js';
 
 /** What clients do to their jobs (cancel, retry, purge) and the end of a deleted endpoint's jobs. */
 @Injectable()
@@ -40,8 +40,8 @@ export class JobControlRepository {
       WITH retried AS (
         UPDATE ${job} SET status = 'IN_QUEUE', retries = retries + 1, attempts = 0, output = NULL, error = NULL, "workerId" = NULL,
           "startedAt" = NULL, "completedAt" = NULL, "timeoutAt" = NULL, "resultsExpireAt" = NULL, "queuedAt" = ${at(now)}::timestamp(3)
-        WHERE id = ${id} AND status IN ('FAILED', 'TIMED_OUT') AND "deletedAt" IS NULL
-          AND "resultsExpireAt" > ${at(now)}::timestamp(3) AND "expiresAt" > ${at(now)}::timestamp(3)
+        WHERE id = ${id} AND status IN ('FAILED', 'TIMED_OUT') AND ${aliveSql(now)}
+          AND "resultsExpireAt" > ${at(now)}::timestamp(3)
         RETURNING id
       ), old_chunks AS (DELETE FROM ${chunk} c USING retried r WHERE c."jobId" = r.id),
       events AS (INSERT INTO ${event} ("jobId", at, type) SELECT id, ${at(now)}::timestamp(3), 'RETRIED' FROM retried)

@@ -4,7 +4,7 @@ import { Prisma, PrismaClient } from '../generated/prisma/client.js';
 import { JobEffects } from './job-effects.js';
 import { SchedulerTables } from './scheduler-tables.js';
 import { at, jsonParam, type ClaimedJob, PLANNED_ONCE } from './job-rows.js';
-import { heldBySql, heldLiveSql, workerLeavingSql } from './job-rules.js';
+import { aliveSql, heldBySql, heldLiveSql, workerLeavingSql } from './job-rules.js';
 
 /** At most one PROGRESS event per job in this window (a worker may post progress many times a second). */
 const PROGRESS_EVENT_EVERY_MS = 5000;
@@ -47,7 +47,7 @@ export class JobDispatchRepository {
           "timeoutAt" = ${at(now)}::timestamp(3) + "executionTimeoutMs" * interval '1 millisecond', output = NULL, attempts = attempts + 1
         WHERE id = ANY(ARRAY(
           SELECT id FROM ${job}
-          WHERE "endpointId" = ${endpointId} AND status = 'IN_QUEUE' AND "deletedAt" IS NULL AND "expiresAt" > ${at(now)}::timestamp(3)
+          WHERE "endpointId" = ${endpointId} AND status = 'IN_QUEUE' AND ${aliveSql(now)}
             AND NOT EXISTS (SELECT 1 FROM ${worker} w WHERE w."endpointId" = ${endpointId} AND w.id = ${workerId} AND ${workerLeavingSql('w')})
           ORDER BY "lowPriority", "createdAt", id
           LIMIT ${limit}

@@ -2,7 +2,8 @@ import { Injectable } from '@nestjs/common';
 import type { JobEvent, JobEventType, JobStatus } from '@runplane/contracts';
 import { Prisma, PrismaClient } from '../generated/prisma/client.js';
 import { SchedulerTables } from './scheduler-tables.js';
-import { at, type HealthCounts, type QueueStats } from './job-rows.js';
+import { type HealthCounts, type QueueStats } from './job-rows.js';
+import { aliveSql, aliveWhere } from './job-rules.js';
 
 /** Reads over many jobs: lists, counts, queue statistics, a job's history. */
 @Injectable()
@@ -23,8 +24,7 @@ export class JobQueriesRepository {
     return this.db.job.findMany({
       where: {
         endpointId,
-        deletedAt: null,
-        expiresAt: { gt: now },
+        ...aliveWhere(now),
         ...(status ? { status } : {}),
         ...(after
           ? {
@@ -42,7 +42,7 @@ export class JobQueriesRepository {
   }
 
   async healthCounts(endpointId: string, now: Date): Promise<HealthCounts> {
-    const where = { endpointId, deletedAt: null, expiresAt: { gt: now } };
+    const where = { endpointId, ...aliveWhere(now) };
     const [byStatus, retried] = await Promise.all([
       this.db.job.groupBy({ by: ['status'], where, _count: { _all: true } }),
       this.db.job.count({ where: { ...where, retries: { gt: 0 } } }),
@@ -94,7 +94,7 @@ export class JobQueriesRepository {
   ): Promise<QueueStats[]> {
     if (!limits.length) return [];
     const { job } = this.t.sql;
-    const live = Prisma.sql`j."deletedAt" IS NULL AND j."expiresAt" > ${at(now)}::timestamp(3)`;
+    const live = aliveSql(now, 'j');
     const rows = await this.db.$queryRaw<
       Array<{ endpointId: string; queued: number; running: number; oldest: Date | null }>
     >(Prisma.sql`

@@ -35,17 +35,37 @@ export function workerLeavingSql(alias: string): Prisma.Sql {
 }
 
 /**
- * The job is running on this worker and still alive (not a TTL tombstone): only then may the
- * worker report progress, stream or finish it. Over the `Job` row aliased `alias`.
+ * The job is alive at `now`: not a TTL tombstone and not expired yet (the negation of `isGone`).
+ * Over the `Job` row aliased `alias`, or unqualified columns when there is none.
  */
-export function heldBySql(alias: string, endpointId: unknown, workerId: unknown): Prisma.Sql {
+export function aliveSql(now: Date, alias?: string): Prisma.Sql {
+  const a = Prisma.raw(alias ? `${alias}.` : '');
+  return Prisma.sql`${a}"deletedAt" IS NULL AND ${a}"expiresAt" > ${at(now)}::timestamp(3)`;
+}
+
+/** `aliveSql` as a Prisma filter. */
+export function aliveWhere(now: Date): { deletedAt: null; expiresAt: { gt: Date } } {
+  return { deletedAt: null, expiresAt: { gt: now } };
+}
+
+/** Running on this worker. Over the `Job` row aliased `alias`. */
+function runningOnSql(alias: string, endpointId: unknown, workerId: unknown): Prisma.Sql {
   const a = Prisma.raw(alias);
-  return Prisma.sql`${a}."endpointId" = ${endpointId} AND ${a}."workerId" = ${workerId} AND ${a}.status = 'IN_PROGRESS' AND ${a}."deletedAt" IS NULL`;
+  return Prisma.sql`${a}."endpointId" = ${endpointId} AND ${a}."workerId" = ${workerId} AND ${a}.status = 'IN_PROGRESS'`;
 }
 
 /**
- * `heldBySql`, and not expired at `now` either (`isGone`'s other half): for the statements that
- * take a worker's post without reading the job first (results, stream chunks).
+ * The job is running on this worker and not a TTL tombstone: only then may the worker report
+ * progress, stream or finish it (for statements whose caller read the job, and so its expiry,
+ * first). Over the `Job` row aliased `alias`.
+ */
+export function heldBySql(alias: string, endpointId: unknown, workerId: unknown): Prisma.Sql {
+  return Prisma.sql`${runningOnSql(alias, endpointId, workerId)} AND ${Prisma.raw(alias)}."deletedAt" IS NULL`;
+}
+
+/**
+ * `heldBySql` and alive at `now` (not expired either): for the statements that take a worker's
+ * post without reading the job first (results, stream chunks, a lost worker's jobs).
  */
 export function heldLiveSql(
   alias: string,
@@ -53,5 +73,5 @@ export function heldLiveSql(
   workerId: unknown,
   now: Date,
 ): Prisma.Sql {
-  return Prisma.sql`${heldBySql(alias, endpointId, workerId)} AND ${Prisma.raw(alias)}."expiresAt" > ${at(now)}::timestamp(3)`;
+  return Prisma.sql`${runningOnSql(alias, endpointId, workerId)} AND ${aliveSql(now, alias)}`;
 }

@@ -5,7 +5,7 @@ import { SchedulerTables } from './scheduler-tables.js';
 import { JobDeletions } from './job-deletions.js';
 import { JobEffects } from './job-effects.js';
 import { at, type ChangedJob, type Requeued } from './job-rows.js';
-import { BULK_LIMIT, BULK_TX, heldBySql, RESULT_RETENTION_SQL } from './job-rules.js';
+import { BULK_LIMIT, BULK_TX, heldLiveSql, RESULT_RETENTION_SQL } from './job-rules.js';
 
 /**
  * Transitions that time decides (run by the sweeper) or a lost worker causes: durable timers are
@@ -117,8 +117,7 @@ export class JobTimersRepository {
             j.attempts, ${max}::int, ${reason}::text) END,
           retries = j.retries + CASE WHEN ${exhausted} THEN 0 ELSE 1 END,
           "timeoutAt" = NULL, output = NULL
-        WHERE ${heldBySql('j', endpointId, workerId)}
-          AND j."expiresAt" > ${at(now)}::timestamp(3) AND j."timeoutAt" > ${at(now)}::timestamp(3)
+        WHERE ${heldLiveSql('j', endpointId, workerId, now)} AND j."timeoutAt" > ${at(now)}::timestamp(3)
           ${onlyUnreported}
         RETURNING j.id, j."endpointId", j.status = 'FAILED' AS failed, j.webhook IS NOT NULL AS hooked, j."startedAt", j.error
       ), stops AS (
