@@ -11,12 +11,14 @@
 // jobs submitted with /run by `clients` callers, then the endpoint's workers raised to `workers`
 // (each running bench/bench-worker.mjs with `concurrency`). Drain rate = jobs / (time from the
 // first job taken to the last one completed), read from the endpoint's /health every 100 ms.
+// Before the workers start, /health itself is timed over the full queue (20 calls one after
+// another): what a caller polling it costs while many jobs are retained.
 // Servers run with RUNPLANE_RATE_LIMITS=false. With --baseline every mode also runs against the
 // other checkout and the table shows current/baseline ratios.
 import { randomBytes } from 'node:crypto';
 import { parseArgs } from 'node:util';
 import { apiClient } from './lib/http.mjs';
-import { now, round, sleep } from './lib/measure.mjs';
+import { now, round, sleep, summary } from './lib/measure.mjs';
 import { createEndpoint } from './lib/runplane.mjs';
 import { sideBySide, tableRows } from './lib/side-by-side.mjs';
 
@@ -53,6 +55,17 @@ async function fill(queueApiBase, endpointId) {
   return config.jobs / ((now() - started) / 1000);
 }
 
+/** Median of `calls` sequential /health calls, in ms. */
+async function healthMs(queueApiBase, endpointId, calls = 20) {
+  const times = [];
+  for (let i = 0; i < calls; i++) {
+    const t = now();
+    await api.request(queueApiBase, 'GET', `/v2/${endpointId}/health`);
+    times.push(now() - t);
+  }
+  return summary(times).p50;
+}
+
 async function drain(server, endpointId) {
   await api.request(server.base, 'PATCH', `/v1/endpoints/${endpointId}`, {
     workersMin: config.workers,
@@ -78,9 +91,11 @@ const results = await sideBySide(run, async (server, label) => {
   const endpointId = await createEndpoint(api, server.base, { ...config, workers: 0 });
   process.stderr.write(`[drain] ${label}: queueing ${config.jobs} jobs\n`);
   const intake = await fill(server.queueApiBase, endpointId);
+  const health = await healthMs(server.queueApiBase, endpointId);
   process.stderr.write(`[drain] ${label}: draining with ${config.workers} workers\n`);
   return {
     'run/s (filling)': round(intake),
+    '/health p50 ms': round(health),
     'drain jobs/s': round(await drain(server, endpointId)),
   };
 });
