@@ -11,8 +11,9 @@
 // jobs submitted with /run by `clients` callers, then the endpoint's workers raised to `workers`
 // (each running bench/bench-worker.mjs with `concurrency`). Drain rate = jobs / (time from the
 // first job taken to the last one completed), read from the endpoint's /health every 100 ms.
-// Before the workers start, /health itself is timed over the full queue (20 calls one after
-// another): what a caller polling it costs while many jobs are retained.
+// Before the workers start, /health and the first /requests page are timed over the full queue
+// (20 calls each, one after another): what a caller polling them costs while many jobs are
+// retained.
 // Servers run with RUNPLANE_RATE_LIMITS=false. With --baseline every mode also runs against the
 // other checkout and the table shows current/baseline ratios.
 import { randomBytes } from 'node:crypto';
@@ -55,12 +56,12 @@ async function fill(queueApiBase, endpointId) {
   return config.jobs / ((now() - started) / 1000);
 }
 
-/** Median of `calls` sequential /health calls, in ms. */
-async function healthMs(queueApiBase, endpointId, calls = 20) {
+/** Median of `calls` sequential GETs of the endpoint's `route`, in ms. */
+async function getMs(queueApiBase, endpointId, route, calls = 20) {
   const times = [];
   for (let i = 0; i < calls; i++) {
     const t = now();
-    await api.request(queueApiBase, 'GET', `/v2/${endpointId}/health`);
+    await api.request(queueApiBase, 'GET', `/v2/${endpointId}/${route}`);
     times.push(now() - t);
   }
   return summary(times).p50;
@@ -91,11 +92,13 @@ const results = await sideBySide(run, async (server, label) => {
   const endpointId = await createEndpoint(api, server.base, { ...config, workers: 0 });
   process.stderr.write(`[drain] ${label}: queueing ${config.jobs} jobs\n`);
   const intake = await fill(server.queueApiBase, endpointId);
-  const health = await healthMs(server.queueApiBase, endpointId);
+  const health = await getMs(server.queueApiBase, endpointId, 'health');
+  const requests = await getMs(server.queueApiBase, endpointId, 'requests');
   process.stderr.write(`[drain] ${label}: draining with ${config.workers} workers\n`);
   return {
     'run/s (filling)': round(intake),
     '/health p50 ms': round(health),
+    '/requests p50 ms': round(requests),
     'drain jobs/s': round(await drain(server, endpointId)),
   };
 });

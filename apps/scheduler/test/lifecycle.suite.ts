@@ -776,6 +776,53 @@ export function lifecycleSuite(name: string, env: () => Promise<Record<string, s
         ).toBe(404);
       });
 
+      it('pages run across statuses in submission order (each status read from its index, merged)', async () => {
+        if (guard()) return;
+        const ep = await h.endpoint();
+        const ids = [];
+        for (let i = 0; i < 6; i++) {
+          ids.push(await h.submit(ep, { i }));
+          await sleep(5);
+        }
+        // The three oldest: COMPLETED, FAILED, IN_PROGRESS; the three newest stay IN_QUEUE.
+        await take(ep, 'w1', 3);
+        await done(ep, 'w1', ids[0], { output: 1 });
+        await done(ep, 'w1', ids[1], { error: 'x' });
+        const pages: Array<Array<[string, string]>> = [];
+        let cursor: string | null | undefined;
+        do {
+          const page = await h.call(SchedulerRpc.listJobs, {
+            ownerId: OWNER,
+            endpointId: ep,
+            limit: 2,
+            ...(cursor ? { cursor } : {}),
+          } as never);
+          pages.push(page.requests.map((r) => [r.id, r.status]));
+          cursor = page.nextCursor;
+        } while (cursor);
+        expect(pages).toEqual([
+          [
+            [ids[5], 'IN_QUEUE'],
+            [ids[4], 'IN_QUEUE'],
+          ],
+          [
+            [ids[3], 'IN_QUEUE'],
+            [ids[2], 'IN_PROGRESS'],
+          ],
+          [
+            [ids[1], 'FAILED'],
+            [ids[0], 'COMPLETED'],
+          ],
+        ]);
+        const running = await h.call(SchedulerRpc.listJobs, {
+          ownerId: OWNER,
+          endpointId: ep,
+          limit: 10,
+          status: 'IN_PROGRESS',
+        } as never);
+        expect(running.requests.map((r) => r.id)).toEqual([ids[2]]);
+      });
+
       it('health counts jobs by state and workers by what they do', async () => {
         if (guard()) return;
         const ep = await h.endpoint();

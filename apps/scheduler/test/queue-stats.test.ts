@@ -3,9 +3,12 @@ import { SchedulerRpc } from '@runplane/contracts';
 import { PrismaClient } from '../src/generated/prisma/client.js';
 import { JobQueriesRepository } from '../src/store/job-queries.repository.js';
 import { SchedulerTables } from '../src/store/scheduler-tables.js';
-import { startHarness, type Harness } from './support.js';
+import { OWNER, startHarness, type Harness } from './support.js';
 
-/** The autoscaler's view of a queue and a worker's take: its head only, whatever its depth. */
+/**
+ * The autoscaler's view of a queue, a worker's take and a /requests page: each reads the head of
+ * the queue (or of each status) only, whatever its depth.
+ */
 describe('scheduler: queue statistics', () => {
   let h: Harness;
   let queries: JobQueriesRepository;
@@ -32,6 +35,19 @@ describe('scheduler: queue statistics', () => {
     ).jobs.map((j) => j.id);
   const queuedAtOf = async (id: string) =>
     (await db.job.findUniqueOrThrow({ where: { id }, select: { queuedAt: true } })).queuedAt;
+
+  // Rows of the job table read through its indexes and by sequential scans, as PostgreSQL's
+  // statistics count them (flushed on demand: the embedded database has no stats collector).
+  const rowsRead = async () => {
+    const job = h.server.app.get(SchedulerTables, { strict: false }).job;
+    await db.$executeRawUnsafe('SELECT pg_stat_force_next_flush()');
+    const [r] = await db.$queryRawUnsafe<Array<{ n: number }>>(
+      `SELECT ((SELECT coalesce(sum(idx_tup_read), 0) FROM pg_stat_user_indexes WHERE relid = $1::regclass)
+        + (SELECT coalesce(seq_tup_read, 0) FROM pg_stat_user_tables WHERE relid = $1::regclass))::int AS n`,
+      job,
+    );
+    return r.n;
+  };
 
   it('counts queued normal-priority jobs up to the limit asked, running jobs all, per endpoint', async () => {
     const deep = await h.endpoint();
@@ -67,21 +83,28 @@ describe('scheduler: queue statistics', () => {
   it('takes from the head of a deep queue without reading the rest of it', async () => {
     const ep = await h.endpoint();
     const jobs = await submitMany(ep, 60);
-    const job = h.server.app.get(SchedulerTables, { strict: false }).job;
-    // Rows of the job table read through its indexes and by sequential scans, as PostgreSQL's
-    // statistics count them (flushed on demand: the embedded database has no stats collector).
-    const rowsRead = async () => {
-      await db.$executeRawUnsafe('SELECT pg_stat_force_next_flush()');
-      const [r] = await db.$queryRawUnsafe<Array<{ n: number }>>(
-        `SELECT ((SELECT coalesce(sum(idx_tup_read), 0) FROM pg_stat_user_indexes WHERE relid = $1::regclass)
-          + (SELECT coalesce(seq_tup_read, 0) FROM pg_stat_user_tables WHERE relid = $1::regclass))::int AS n`,
-        job,
-      );
-      return r.n;
-    };
     const before = await rowsRead();
     expect(await take(ep, 2)).toEqual(jobs.slice(0, 2));
     // The two jobs taken, found again by id to be updated; sorting the whole queue read all 60.
     expect((await rowsRead()) - before).toBeLessThan(10);
+  });
+
+  it('reads a /requests page from the head of each status, not every job of the endpoint', async () => {
+    const ep = await h.endpoint();
+    const jobs = await submitMany(ep, 58);
+    for (let i = 0; i < 2; i++) {
+      await new Promise((resolve) => setTimeout(resolve, 5)); // the newest two apart in time
+      jobs.push(...(await submitMany(ep, 1)));
+    }
+    await take(ep, 10);
+    const before = await rowsRead();
+    const page = await h.call(SchedulerRpc.listJobs, {
+      ownerId: OWNER,
+      endpointId: ep,
+      limit: 2,
+    } as never);
+    expect(page.requests.map((r) => r.id)).toEqual([jobs[59], jobs[58]]);
+    // A page and one more row from each status that has jobs; sorting them all read all 60.
+    expect((await rowsRead()) - before).toBeLessThan(12);
   });
 });

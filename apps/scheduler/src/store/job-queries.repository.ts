@@ -2,8 +2,17 @@ import { Injectable } from '@nestjs/common';
 import type { JobEvent, JobEventType, JobStatus } from '@runplane/contracts';
 import { Prisma, PrismaClient } from '../generated/prisma/client.js';
 import { SchedulerTables } from './scheduler-tables.js';
-import { type HealthCounts, type QueueStats } from './job-rows.js';
-import { aliveSql, aliveWhere } from './job-rules.js';
+import { at, type HealthCounts, type QueueStats } from './job-rows.js';
+import { aliveSql } from './job-rules.js';
+
+/** A row of `/requests`. */
+export interface ListedJob {
+  id: string;
+  status: JobStatus;
+  createdAt: Date;
+  startedAt: Date | null;
+  completedAt: Date | null;
+}
 
 /** Reads over many jobs: lists, counts, queue statistics, a job's history. */
 @Injectable()
@@ -13,32 +22,32 @@ export class JobQueriesRepository {
     private readonly t: SchedulerTables,
   ) {}
 
-  /** Newest first; `after` is the last row of the previous page. */
+  /**
+   * Newest first; `after` is the last row of the previous page. The page is read per status from
+   * the (endpointId, status, createdAt) index and merged: ordered by createdAt across all
+   * statuses, that index alone made every page sort all of the endpoint's retained jobs.
+   */
   list(
     endpointId: string,
     status: JobStatus | undefined,
     limit: number,
     after: { createdAt: Date; id: string } | undefined,
     now: Date,
-  ) {
-    return this.db.job.findMany({
-      where: {
-        endpointId,
-        ...aliveWhere(now),
-        ...(status ? { status } : {}),
-        ...(after
-          ? {
-              OR: [
-                { createdAt: { lt: after.createdAt } },
-                { createdAt: after.createdAt, id: { lt: after.id } },
-              ],
-            }
-          : {}),
-      },
-      orderBy: [{ createdAt: 'desc' }, { id: 'desc' }],
-      take: limit,
-      select: { id: true, status: true, createdAt: true, startedAt: true, completedAt: true },
-    });
+  ): Promise<ListedJob[]> {
+    const { job, jobStatus } = this.t.sql;
+    const statuses = status
+      ? Prisma.sql`unnest(ARRAY[${status}]::${jobStatus}[])`
+      : Prisma.sql`unnest(enum_range(NULL::${jobStatus}))`;
+    const before = after
+      ? Prisma.sql`AND ("createdAt", id) < (${at(after.createdAt)}::timestamp(3), ${after.id})`
+      : Prisma.empty;
+    return this.db.$queryRaw<ListedJob[]>(Prisma.sql`
+      SELECT page.* FROM ${statuses} AS s(status), LATERAL (
+        SELECT id, status::text AS status, "createdAt", "startedAt", "completedAt" FROM ${job}
+        WHERE "endpointId" = ${endpointId} AND status = s.status AND ${aliveSql(now)} ${before}
+        ORDER BY "createdAt" DESC, id DESC LIMIT ${limit}
+      ) page
+      ORDER BY "createdAt" DESC, id DESC LIMIT ${limit}`);
   }
 
   /**

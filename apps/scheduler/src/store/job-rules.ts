@@ -43,11 +43,6 @@ export function aliveSql(now: Date, alias?: string): Prisma.Sql {
   return Prisma.sql`${a}"deletedAt" IS NULL AND ${a}"expiresAt" > ${at(now)}::timestamp(3)`;
 }
 
-/** `aliveSql` as a Prisma filter. */
-export function aliveWhere(now: Date): { deletedAt: null; expiresAt: { gt: Date } } {
-  return { deletedAt: null, expiresAt: { gt: now } };
-}
-
 /** Running on this worker. Over the `Job` row aliased `alias`. */
 function runningOnSql(alias: string, endpointId: unknown, workerId: unknown): Prisma.Sql {
   const a = Prisma.raw(alias);
