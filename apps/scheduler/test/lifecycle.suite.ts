@@ -726,38 +726,45 @@ export function lifecycleSuite(name: string, env: () => Promise<Record<string, s
     });
 
     describe('list and health', () => {
-      it('lists newest first with a cursor and a status filter', async () => {
-        if (guard()) return;
-        const ep = await h.endpoint();
+      /** `n` jobs submitted a few ms apart: their submission order is their createdAt order. */
+      const submitApart = async (ep: string, n: number) => {
         const ids = [];
-        for (let i = 0; i < 5; i++) {
+        for (let i = 0; i < n; i++) {
           ids.push(await h.submit(ep, { i }));
           await sleep(5);
         }
-        const list = (extra: Record<string, unknown>) =>
-          h.call(SchedulerRpc.listJobs, {
-            ownerId: OWNER,
-            endpointId: ep,
-            limit: 2,
-            ...extra,
-          } as never);
-        const p1 = await list({});
+        return ids;
+      };
+      /** A `/requests` page of OWNER's endpoint, two jobs unless `extra` says otherwise. */
+      const listOf = (ep: string, extra: Record<string, unknown> = {}) =>
+        h.call(SchedulerRpc.listJobs, {
+          ownerId: OWNER,
+          endpointId: ep,
+          limit: 2,
+          ...extra,
+        } as never);
+
+      it('lists newest first with a cursor and a status filter', async () => {
+        if (guard()) return;
+        const ep = await h.endpoint();
+        const ids = await submitApart(ep, 5);
+        const p1 = await listOf(ep);
         expect(p1.requests.map((r) => r.id)).toEqual([ids[4], ids[3]]);
         expect(p1.requests[0]).toEqual({
           id: ids[4],
           status: 'IN_QUEUE',
           createdAt: expect.any(String),
         });
-        const p2 = await list({ cursor: p1.nextCursor });
+        const p2 = await listOf(ep, { cursor: p1.nextCursor });
         expect(p2.requests.map((r) => r.id)).toEqual([ids[2], ids[1]]);
-        const p3 = await list({ cursor: p2.nextCursor });
+        const p3 = await listOf(ep, { cursor: p2.nextCursor });
         expect(p3).toEqual({
           requests: [expect.objectContaining({ id: ids[0] })],
           nextCursor: null,
         });
         const [t] = await take(ep, 'w1');
         await done(ep, 'w1', t.id, { output: 1 });
-        const completed = await list({ status: 'COMPLETED', limit: 10 });
+        const completed = await listOf(ep, { status: 'COMPLETED', limit: 10 });
         expect(completed.requests.map((r) => r.id)).toEqual([ids[0]]);
         expect(completed.requests[0]).toMatchObject({
           delayTime: expect.any(Number),
@@ -779,11 +786,7 @@ export function lifecycleSuite(name: string, env: () => Promise<Record<string, s
       it('pages run across statuses in submission order (each status read from its index, merged)', async () => {
         if (guard()) return;
         const ep = await h.endpoint();
-        const ids = [];
-        for (let i = 0; i < 6; i++) {
-          ids.push(await h.submit(ep, { i }));
-          await sleep(5);
-        }
+        const ids = await submitApart(ep, 6);
         // The three oldest: COMPLETED, FAILED, IN_PROGRESS; the three newest stay IN_QUEUE.
         await take(ep, 'w1', 3);
         await done(ep, 'w1', ids[0], { output: 1 });
@@ -791,12 +794,7 @@ export function lifecycleSuite(name: string, env: () => Promise<Record<string, s
         const pages: Array<Array<[string, string]>> = [];
         let cursor: string | null | undefined;
         do {
-          const page = await h.call(SchedulerRpc.listJobs, {
-            ownerId: OWNER,
-            endpointId: ep,
-            limit: 2,
-            ...(cursor ? { cursor } : {}),
-          } as never);
+          const page = await listOf(ep, cursor ? { cursor } : {});
           pages.push(page.requests.map((r) => [r.id, r.status]));
           cursor = page.nextCursor;
         } while (cursor);
@@ -814,12 +812,7 @@ export function lifecycleSuite(name: string, env: () => Promise<Record<string, s
             [ids[0], 'COMPLETED'],
           ],
         ]);
-        const running = await h.call(SchedulerRpc.listJobs, {
-          ownerId: OWNER,
-          endpointId: ep,
-          limit: 10,
-          status: 'IN_PROGRESS',
-        } as never);
+        const running = await listOf(ep, { limit: 10, status: 'IN_PROGRESS' });
         expect(running.requests.map((r) => r.id)).toEqual([ids[2]]);
       });
 
