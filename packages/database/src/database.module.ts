@@ -78,9 +78,12 @@ export class DatabaseModule {
 
     @Injectable()
     class DisconnectOnShutdown implements OnApplicationShutdown {
-      constructor(@Inject(token) private readonly client: T) {}
+      constructor(
+        @Inject(token) private readonly client: T,
+        private readonly direct: DirectSql,
+      ) {}
       async onApplicationShutdown(): Promise<void> {
-        await this.client.$disconnect();
+        await Promise.all([this.client.$disconnect(), this.direct.close()]);
       }
     }
 

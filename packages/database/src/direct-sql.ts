@@ -1,5 +1,5 @@
 import pg from 'pg';
-import type { PGliteClient } from './prepared-pglite.js';
+import { isPlannedOnce, type PGliteClient } from './prepared-pglite.js';
 
 /** A statement with `$1`… placeholders and its values: what `Prisma.sql` builds (`text`, `values`). */
 export interface SqlStatement {
@@ -21,6 +21,9 @@ export interface SqlStatement {
  */
 export abstract class DirectSql {
   abstract query<T>(statement: SqlStatement): Promise<T[]>;
+
+  /** Releases what it holds besides the Prisma client's connections. */
+  async close(): Promise<void> {}
 }
 
 /** On the embedded database: its client with prepared statements, and PGlite's parsers but for `timestamp` and `int8`. */
@@ -37,23 +40,45 @@ export class EmbeddedDirectSql extends DirectSql {
 /**
  * On PostgreSQL: the pool the service's Prisma client uses, with the same statement names
  * (`statementNames()`): a text is prepared under one name per connection, whoever sends it.
+ * Statements marked GENERIC_PLAN_HINT go to a few connections of their own whose sessions plan
+ * each prepared statement once (`plan_cache_mode`): PostgreSQL's own choice kept re-planning the
+ * job insert batch at every call (1.42 → 0.87 ms a hand-off insert in cluster mode,
+ * docs/performance.md), and the embedded database plans the same statements once already.
  */
 export class PostgresDirectSql extends DirectSql {
+  private readonly plannedOnce: pg.Pool;
+
   constructor(
     private readonly pool: pg.Pool,
     private readonly nameFor: (query: { sql: string }) => string | undefined,
+    plannedOnceConnections = 4,
   ) {
     super();
+    // (pg-pool keeps a given password out of its options' enumerable keys.)
+    const { password } = pool.options;
+    this.plannedOnce = new pg.Pool({ ...pool.options, password, max: plannedOnceConnections });
+    // Queued ahead of any statement the new connection is taken for.
+    this.plannedOnce.on('connect', (client) => {
+      client.query('SET plan_cache_mode = force_generic_plan').catch(() => {});
+    });
+    // An idle connection that breaks (PostgreSQL restarted) leaves the pool; the next statement
+    // opens a new one. Without a listener the pool's error would end the process.
+    this.plannedOnce.on('error', () => {});
   }
 
   async query<T>({ text, values }: SqlStatement): Promise<T[]> {
-    const result = await this.pool.query<T & pg.QueryResultRow>({
+    const pool = isPlannedOnce(text) ? this.plannedOnce : this.pool;
+    const result = await pool.query<T & pg.QueryResultRow>({
       name: this.nameFor({ sql: text }),
       text,
       values: values.map(dateAsText),
       types: PRISMA_LIKE_TYPES,
     });
     return result.rows;
+  }
+
+  override async close(): Promise<void> {
+    await this.plannedOnce.end();
   }
 }
 

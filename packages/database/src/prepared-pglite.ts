@@ -13,9 +13,14 @@ import {
  * hot job transitions, whose batches of arrays make Postgres's own choice plan them anew at
  * every call (a job insert batch: 1.4 ms re-planned, 0.6 ms with its generic plan). Not for
  * statements whose best plan depends on the values, such as range sweeps over a large table.
- * Honoured by the embedded database; a plain comment elsewhere.
+ * Honoured by the embedded database (PreparedPGlite) and by DirectSql on PostgreSQL.
  */
 export const GENERIC_PLAN_HINT = '/* runplane: generic plan */';
+
+/** Whether `sql` asks to be planned once (starts with GENERIC_PLAN_HINT). */
+export function isPlannedOnce(sql: string): boolean {
+  return sql.trimStart().startsWith(GENERIC_PLAN_HINT);
+}
 
 /** The part of PGlite that Prisma's PGlite adapter calls. */
 export type PGliteClient = Pick<PGlite, 'query' | 'exec' | 'transaction'>;
@@ -194,7 +199,7 @@ export class PreparedPGlite {
     } catch (err) {
       throw withQuery(err, sql, []);
     }
-    const generic = sql.trimStart().startsWith(GENERIC_PLAN_HINT);
+    const generic = isPlannedOnce(sql);
     const statement = { name, paramTypes, rowDescription, generic, used: ++this.uses };
     if (this.statements.size >= this.capacity) {
       // A scan, but only when a new text arrives with the cache full.

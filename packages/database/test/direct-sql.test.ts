@@ -3,6 +3,7 @@ import { POSTGRES_URL, requireService, uniqueName } from '@runplane/test-support
 import pg from 'pg';
 import { DirectSql, EmbeddedDirectSql, PostgresDirectSql } from '../src/direct-sql.js';
 import { EmbeddedPostgres } from '../src/embedded-postgres.js';
+import { GENERIC_PLAN_HINT } from '../src/prepared-pglite.js';
 import { statementNames } from '../src/prisma-client.js';
 
 const pgUp = await requireService('postgres', 'DirectSql on PostgreSQL');
@@ -59,6 +60,18 @@ function contract(name: string, open: () => Promise<{ sql: DirectSql; close(): P
       expect(row.at).toEqual(written);
     });
 
+    it('plans a statement marked GENERIC_PLAN_HINT once, and leaves the others to the database', async () => {
+      const planMode = async (start: string) => {
+        const text = `${start} SELECT current_setting('plan_cache_mode') AS mode`;
+        const [row] = await db.sql.query<{ mode: string }>({ text, values: [] });
+        return row.mode;
+      };
+      expect(await planMode(GENERIC_PLAN_HINT)).toBe('force_generic_plan');
+      expect(await planMode('')).toBe('auto');
+      expect(await planMode(`  ${GENERIC_PLAN_HINT}`)).toBe('force_generic_plan');
+      expect(await planMode('/* another comment */')).toBe('auto');
+    });
+
     it("fails a statement with the database's error, and goes on after it", async () => {
       await expect(
         db.sql.query({ text: 'INSERT INTO item (id) VALUES ($1)', values: ['a'] }),
@@ -87,9 +100,11 @@ if (pgUp)
     url.searchParams.set('options', `-c search_path=${schema}`);
     const pool = new pg.Pool({ connectionString: url.toString(), max: 2 });
     await pool.query(TABLE);
+    const sql = new PostgresDirectSql(pool, statementNames());
     return {
-      sql: new PostgresDirectSql(pool, statementNames()),
+      sql,
       close: async () => {
+        await sql.close();
         await pool.query(`DROP SCHEMA ${schema} CASCADE`);
         await pool.end();
       },
