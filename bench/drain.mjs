@@ -5,7 +5,7 @@
 //
 //   node bench/drain.mjs [--mode standalone|cluster|both] [--jobs 20000] [--workers 2]
 //                        [--concurrency 8] [--clients 50]
-//                        [--baseline <dir of another built checkout>]
+//                        [--baseline <dir of another built checkout>] [--rounds N]
 //
 // Per mode: a fresh server (bench/lib/runplane.mjs), an endpoint without workers, `jobs` no-op
 // jobs submitted with /run by `clients` callers, then the endpoint's workers raised to `workers`
@@ -15,7 +15,8 @@
 // (20 calls each, one after another): what a caller polling them costs while many jobs are
 // retained.
 // Servers run with RUNPLANE_RATE_LIMITS=false. With --baseline every mode also runs against the
-// other checkout and the table shows current/baseline ratios.
+// other checkout and the table shows current/baseline ratios (--rounds N: N times, the checkouts
+// taking turns going first, medians reported).
 import { randomBytes } from 'node:crypto';
 import { parseArgs } from 'node:util';
 import { apiClient } from './lib/http.mjs';
@@ -31,6 +32,7 @@ const { values: opts } = parseArgs({
     concurrency: { type: 'string', default: '8' },
     clients: { type: 'string', default: '50' },
     baseline: { type: 'string' },
+    rounds: { type: 'string', default: '1' },
   },
 });
 const config = {
@@ -87,7 +89,7 @@ async function drain(server, endpointId) {
   }
 }
 
-const run = { modes, baseline: opts.baseline, apiKey, tag: 'drain' };
+const run = { modes, baseline: opts.baseline, rounds: Number(opts.rounds), apiKey, tag: 'drain' };
 const results = await sideBySide(run, async (server, label) => {
   const endpointId = await createEndpoint(api, server.base, { ...config, workers: 0 });
   process.stderr.write(`[drain] ${label}: queueing ${config.jobs} jobs\n`);

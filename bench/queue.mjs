@@ -6,7 +6,7 @@
 //   node bench/queue.mjs [--mode standalone|cluster|both] [--jobs 2000] [--latency-jobs 500]
 //                        [--workers 2] [--concurrency 8] [--clients 32] [--profile-dir <dir>]
 //                        [--webhook] [--stream <chunks per job>]
-//                        [--baseline <dir of another built checkout>]
+//                        [--baseline <dir of another built checkout>] [--rounds N]
 //
 // Per mode it starts a fresh server (bench/lib/runplane.mjs), creates an endpoint whose managed
 // workers run bench/bench-worker.mjs, and measures through the public HTTP API only (one /runsync
@@ -16,7 +16,8 @@
 // answers 200 at once; the run then also waits until every webhook has arrived. With --stream N
 // every job streams N small items (each one a job-stream post) instead of returning at once:
 // throughput only (the handler's start is not reported), as jobs/s and chunks/s. With --baseline
-// every mode also runs against the other checkout and the table shows current/baseline ratios.
+// every mode also runs against the other checkout and the table shows current/baseline ratios;
+// --rounds N repeats that N times, the checkouts taking turns going first, and reports medians.
 // Prints a table and writes JSON to bench/results/.
 import fs from 'node:fs';
 import http from 'node:http';
@@ -42,6 +43,7 @@ const { values: opts } = parseArgs({
     webhook: { type: 'boolean', default: false },
     stream: { type: 'string' },
     baseline: { type: 'string' },
+    rounds: { type: 'string', default: '1' },
   },
 });
 const config = {
@@ -86,6 +88,7 @@ const results = {
 const run = {
   modes,
   baseline: opts.baseline,
+  rounds: Number(opts.rounds),
   apiKey,
   tag: 'bench',
   profileDir: opts['profile-dir'],
