@@ -56,11 +56,16 @@ export class PostgresDirectSql extends DirectSql {
     super();
     // (pg-pool keeps a given password out of its options' enumerable keys.)
     const { password } = pool.options;
-    this.plannedOnce = new pg.Pool({ ...pool.options, password, max: plannedOnceConnections });
-    // Queued ahead of any statement the new connection is taken for.
-    this.plannedOnce.on('connect', (client) => {
-      client.query('SET plan_cache_mode = force_generic_plan').catch(() => {});
-    });
+    const config: PoolConfigWithConnectHook = {
+      ...pool.options,
+      password,
+      max: plannedOnceConnections,
+      // Awaited before the new connection serves its first statement; a failure fails that statement.
+      onConnect: async (client) => {
+        await client.query('SET plan_cache_mode = force_generic_plan');
+      },
+    };
+    this.plannedOnce = new pg.Pool(config);
     // An idle connection that breaks (PostgreSQL restarted) leaves the pool; the next statement
     // opens a new one. Without a listener the pool's error would end the process.
     this.plannedOnce.on('error', () => {});
@@ -81,6 +86,11 @@ export class PostgresDirectSql extends DirectSql {
     await this.plannedOnce.end();
   }
 }
+
+/** pg-pool's hook for a new connection (pg-pool 3.14; not in @types/pg 8.16). */
+type PoolConfigWithConnectHook = pg.PoolConfig & {
+  onConnect?: (client: pg.PoolClient) => Promise<void>;
+};
 
 /** A Date parameter as Prisma sends one: its UTC time (pg would send the process's local time). */
 function dateAsText(value: unknown): unknown {
