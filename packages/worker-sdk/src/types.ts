@@ -60,6 +60,12 @@ export interface WorkerOptions<TInput = Record<string, any>> {
    * like runpod-python's `concurrency_modifier`. Above 1 the worker takes jobs in batches.
    */
   concurrency?: number | ((current: number) => number);
+  /**
+   * While fewer than half the slots are free, how long (ms) a freed slot waits for more to free
+   * before the next take, so that one take fetches several jobs (default 2; 0 takes at once).
+   * A worker with half its slots free or more, or none busy, takes at once.
+   */
+  takeGatherMs?: number;
   /** Final output of a streaming handler: every streamed item (true) or `[]` (false, default). */
   returnAggregateStream?: boolean;
   /** Ask the server to replace this worker after each job (`stopPod`), and exit after it. */

@@ -181,6 +181,71 @@ describe('worker protocol against a fake Runplane', () => {
     expect(fake.finals('b-4')[0].body).toEqual({ output: 'b-4' });
   });
 
+  describe('under load (fewer than half the slots free)', () => {
+    const takes = () => fake.requests.filter((r) => r.route.startsWith('job-take'));
+    const finish = new Map<string, () => void>();
+    // The worker stops only once its jobs are done: whatever a test left running finishes here.
+    afterEach(() => {
+      for (const done of finish.values()) done();
+      finish.clear();
+    });
+
+    /** A worker with four slots, all four running jobs that finish when told to. */
+    async function fourBusy(options: Partial<WorkerOptions>) {
+      const allStarted = gate();
+      launch(
+        (job) =>
+          new Promise((resolve) => {
+            finish.set(job.id, () => resolve(job.id));
+            if (finish.size === 4) allStarted.open();
+          }),
+        { concurrency: 4, ...options },
+        { RUNPOD_PING_INTERVAL: '20' },
+      );
+      await fake.until(() => fake.of('job-take-batch').length, 'the first take');
+      fake.push(...['j-1', 'j-2', 'j-3', 'j-4'].map((id) => ({ id, input: {} })));
+      await allStarted.promise;
+      return (id: string) => {
+        finish.get(id)!();
+        finish.delete(id);
+      };
+    }
+
+    it('lets a freed slot wait for another: one take fetches both jobs', async () => {
+      const finish = await fourBusy({ takeGatherMs: 600_000 });
+      const before = takes().length;
+      finish('j-1');
+      await fake.until(() => worker!.jobsInProgress.length === 3, 'the first slot free');
+      // Two pings sent after the slot freed: a take made at once would have come before them.
+      const freed = fake.requests.length;
+      await fake.until(
+        () => fake.requests.slice(freed).filter((r) => r.route === 'ping').length >= 2,
+        'two pings',
+      );
+      expect(takes().length).toBe(before);
+      finish('j-2');
+      const gathered = await fake.until(() => takes()[before], 'the gathered take');
+      expect(gathered.url).toBe(
+        '/v2/ep-1/job-take-batch/wk-1?gpu=NVIDIA+RTX+4090&batch_size=2&job_in_progress=1',
+      );
+    });
+
+    it('takes for a single freed slot once the gather time has passed', async () => {
+      const finish = await fourBusy({ takeGatherMs: 20 });
+      const before = takes().length;
+      finish('j-1');
+      const single = await fake.until(() => takes()[before], 'a take for the one free slot');
+      expect(single.url).toBe('/v2/ep-1/job-take/wk-1?gpu=NVIDIA+RTX+4090&job_in_progress=1');
+    });
+  });
+
+  it('refuses a takeGatherMs that is not a number of milliseconds', () => {
+    for (const takeGatherMs of [-1, Number.NaN, Infinity, '5' as unknown as number])
+      expect(() => createWorker({ handler: () => 1, env: fake.env(), takeGatherMs })).toThrow(
+        /takeGatherMs must be a number of milliseconds/,
+      );
+  });
+
   it('sends job_in_progress=1 while a job runs and pings with the ids of the jobs in progress', async () => {
     const release = gate();
     launch(
