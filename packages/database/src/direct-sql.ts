@@ -43,8 +43,8 @@ export class EmbeddedDirectSql extends DirectSql {
  * Statements marked GENERIC_PLAN_HINT go to a few connections of their own whose sessions plan
  * each prepared statement once (`plan_cache_mode`): PostgreSQL's own choice kept re-planning the
  * job insert batch at every call (0.8 ms of planning; a hand-off insert replayed 2,000 times took
- * 0.99 ms p50 so and 0.55 ms planned once, docs/performance.md), and the embedded database plans
- * the same statements once already.
+ * 0.99 ms p50 re-planned and 0.55 ms planned once, docs/performance.md), and the embedded
+ * database plans the same statements once already.
  */
 export class PostgresDirectSql extends DirectSql {
   private readonly plannedOnce: pg.Pool;
