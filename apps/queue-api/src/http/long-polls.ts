@@ -1,5 +1,6 @@
 import { Inject, Injectable, type OnModuleDestroy } from '@nestjs/common';
 import { LOGGER, ReadinessService } from '@runplane/platform';
+import { setMaxListeners } from 'node:events';
 import type { ServerResponse } from 'node:http';
 import type { Logger } from 'pino';
 
@@ -39,7 +40,11 @@ export class LongPolls implements OnModuleDestroy {
   constructor(
     private readonly readiness: ReadinessService,
     @Inject(LOGGER) private readonly logger: Logger,
-  ) {}
+  ) {
+    // Every poll in flight listens to it (each worker holds a job-take and a job-stop): past
+    // Node's default of 10 it warned of a leak that is not one.
+    setMaxListeners(0, this.shutdown.signal);
+  }
 
   get draining(): boolean {
     return this.shutdown.signal.aborted || this.readiness.isDraining;
