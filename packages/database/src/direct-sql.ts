@@ -37,6 +37,9 @@ export class EmbeddedDirectSql extends DirectSql {
   }
 }
 
+/** Connections per process for the statements planned once (docs/database.md counts them). */
+const PLANNED_ONCE_CONNECTIONS = 4;
+
 /**
  * On PostgreSQL: the pool the service's Prisma client uses, with the same statement names
  * (`statementNames()`): a text is prepared under one name per connection, whoever sends it.
@@ -52,7 +55,6 @@ export class PostgresDirectSql extends DirectSql {
   constructor(
     private readonly pool: pg.Pool,
     private readonly nameFor: (query: { sql: string }) => string | undefined,
-    plannedOnceConnections = 4,
   ) {
     super();
     // (pg-pool keeps a given password out of its options' enumerable keys.)
@@ -60,7 +62,7 @@ export class PostgresDirectSql extends DirectSql {
     const config: PoolConfigWithConnectHook = {
       ...pool.options,
       password,
-      max: plannedOnceConnections,
+      max: PLANNED_ONCE_CONNECTIONS,
       // Awaited before the new connection serves its first statement; a failure fails that statement.
       onConnect: async (client) => {
         await client.query('SET plan_cache_mode = force_generic_plan');
