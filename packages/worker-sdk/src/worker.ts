@@ -59,7 +59,7 @@ class WorkerLoop implements Worker {
     this.transport = new WorkerTransport(this.config, this.logger);
     this.handler = options.handler;
     const gather = options.takeGatherMs ?? DEFAULT_TAKE_GATHER_MS;
-    if (typeof gather !== 'number' || !(gather >= 0) || !Number.isFinite(gather))
+    if (typeof gather !== 'number' || !Number.isFinite(gather) || gather < 0)
       throw new TypeError(
         `takeGatherMs must be a number of milliseconds ≥ 0, not ${String(gather)}`,
       );
