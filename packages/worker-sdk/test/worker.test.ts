@@ -212,9 +212,9 @@ describe('worker protocol against a fake Runplane', () => {
     }
 
     it('lets a freed slot wait for another: one take fetches both jobs', async () => {
-      const finish = await fourBusy({ takeGatherMs: 600_000 });
+      const finishJob = await fourBusy({ takeGatherMs: 600_000 });
       const before = takes().length;
-      finish('j-1');
+      finishJob('j-1');
       await fake.until(() => worker!.jobsInProgress.length === 3, 'the first slot free');
       // Two pings sent after the slot freed: a take made at once would have come before them.
       const freed = fake.requests.length;
@@ -223,7 +223,7 @@ describe('worker protocol against a fake Runplane', () => {
         'two pings',
       );
       expect(takes().length).toBe(before);
-      finish('j-2');
+      finishJob('j-2');
       const gathered = await fake.until(() => takes()[before], 'the gathered take');
       expect(gathered.url).toBe(
         '/v2/ep-1/job-take-batch/wk-1?gpu=NVIDIA+RTX+4090&batch_size=2&job_in_progress=1',
@@ -231,9 +231,9 @@ describe('worker protocol against a fake Runplane', () => {
     });
 
     it('takes for a single freed slot once the gather time has passed', async () => {
-      const finish = await fourBusy({ takeGatherMs: 20 });
+      const finishJob = await fourBusy({ takeGatherMs: 20 });
       const before = takes().length;
-      finish('j-1');
+      finishJob('j-1');
       const single = await fake.until(() => takes()[before], 'a take for the one free slot');
       expect(single.url).toBe('/v2/ep-1/job-take/wk-1?gpu=NVIDIA+RTX+4090&job_in_progress=1');
     });
