@@ -135,6 +135,44 @@ describe('standalone server (runplane start)', () => {
     }
   });
 
+  it("carries a job's input, stream and output as sent, keys named like Object's members included", async () => {
+    // Keys a JavaScript object inherits (or Nest's prototype guard strips) are ordinary keys in
+    // a user's JSON: once they were dropped on the way to the worker and back.
+    const data = (tag: string) => ({
+      tag,
+      constructor: 'c',
+      prototype: { constructor: [1] },
+      toString: 's',
+      valueOf: 2,
+      hasOwnProperty: null,
+      nested: { constructor: { a: 1 }, isPrototypeOf: true },
+    });
+    const ep = await provisionEndpoint(url, ADMIN_KEY, 'e2e-payload-endpoint');
+    const q = `${url}/v2/${ep}`;
+    const run = await http('POST', `${q}/run`, { key: ADMIN_KEY, body: { input: data('in') } });
+    expect(run.status).toBe(200);
+    const taken = await http('GET', `${q}/job-take/payload-worker`, { key: ADMIN_KEY });
+    expect({ status: taken.status, body: taken.body }).toEqual({
+      status: 200,
+      body: { id: run.body.id, input: data('in') },
+    });
+    const worker = `payload-worker/${run.body.id}`;
+    const chunk = await http('POST', `${q}/job-stream/${worker}`, {
+      key: ADMIN_KEY,
+      body: { output: data('chunk') },
+    });
+    expect(chunk.status).toBe(200);
+    const done = await http('POST', `${q}/job-done/${worker}`, {
+      key: ADMIN_KEY,
+      body: { output: data('out') },
+    });
+    expect(done.status).toBe(200);
+    const stream = await http('GET', `${q}/stream/${run.body.id}`, { key: ADMIN_KEY });
+    expect(stream.body.stream).toEqual([{ output: data('chunk') }]);
+    const status = await http('GET', `${q}/status/${run.body.id}`, { key: ADMIN_KEY });
+    expect(status.body).toMatchObject({ status: 'COMPLETED', output: data('out') });
+  });
+
   describeManagementApi(() => ({ graphql: url, rest: url, vault: url }));
 
   it('refuses a second server on the same data directory while the first runs', async () => {

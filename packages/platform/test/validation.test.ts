@@ -1,6 +1,6 @@
-import { IsInt, IsString, Min, ValidateNested } from 'class-validator';
+import { IsInt, IsObject, IsString, Min, ValidateNested } from 'class-validator';
 import { Type } from 'class-transformer';
-import { IsStringMap } from '@runplane/contracts';
+import { IsStringMap, JobRequestDto, KeptAsSent, SubmitJobRequest } from '@runplane/contracts';
 import { createValidationPipe } from '../src/http/validation.js';
 
 const body = { type: 'body' as const };
@@ -28,6 +28,27 @@ class WithEnv {
   @Type(() => Inner)
   inner!: Inner;
 }
+
+class Item {
+  @IsObject() @KeptAsSent() payload!: Record<string, unknown>;
+}
+
+class WithItems {
+  @ValidateNested({ each: true })
+  @Type(() => Item)
+  items!: Item[];
+}
+
+/** Keys that Nest's prototype guard or class-transformer's copy would drop from a plain object. */
+const awkward = () => ({
+  constructor: 'c',
+  prototype: { constructor: [1] },
+  toString: 's',
+  valueOf: 2,
+  hasOwnProperty: null,
+  __defineGetter__: 'g',
+  nested: { constructor: { a: 1 }, isPrototypeOf: true },
+});
 
 describe('createValidationPipe', () => {
   const pipe = createValidationPipe({ rejectUnknownFields: true });
@@ -72,5 +93,63 @@ describe('createValidationPipe', () => {
       expect(out.env).toEqual({ constructor: 'c', prototype: 'p', A: 'a' });
       expect(await check(WithEnv, { env: { A: 1 }, inner: { count: 1 } })).toMatch(/env/);
     }
+  });
+
+  it('hands payloads kept as sent on untouched: the same object, every key, nested DTOs and arrays too', async () => {
+    const lenient = createValidationPipe();
+    for (let i = 0; i < 2; i++) {
+      const job = { input: awkward() };
+      const out = (await pipe.transform(job, {
+        ...body,
+        metatype: JobRequestDto,
+      } as never)) as JobRequestDto;
+      expect(out).toBeInstanceOf(JobRequestDto);
+      expect(out.input).toBe(job.input);
+      expect(out.input).toEqual(awkward());
+
+      const request = {
+        ownerId: 'u',
+        endpointId: 'e',
+        jobId: 'j',
+        mode: 'run',
+        job: { input: awkward() },
+      };
+      const submit = (await lenient.transform(request, {
+        ...body,
+        metatype: SubmitJobRequest,
+      } as never)) as SubmitJobRequest;
+      expect(submit.job).toBeInstanceOf(JobRequestDto);
+      expect(submit.job.input).toEqual(awkward());
+
+      const items = { items: [{ payload: awkward() }, { payload: { n: 1 } }] };
+      const many = (await pipe.transform(items, {
+        ...body,
+        metatype: WithItems,
+      } as never)) as WithItems;
+      expect(many.items.map((item) => item.payload)).toEqual([awkward(), { n: 1 }]);
+      expect(many.items[0]).toBeInstanceOf(Item);
+    }
+  });
+
+  it('still checks payloads kept as sent by their own rules, and the rest of the body as before', async () => {
+    expect(await check(JobRequestDto, { input: ['a'] })).toBe(
+      'input is required and must be a JSON object',
+    );
+    expect(await check(JobRequestDto, { input: 'text' })).toBe(
+      'input is required and must be a JSON object',
+    );
+    expect(await check(JobRequestDto, {})).toBe('input is required and must be a JSON object');
+    expect(await check(JobRequestDto, { input: {}, inptu: {} })).toBe('unknown field "inptu"');
+    expect(await check(JobRequestDto, { input: {}, policy: { ttl: 1 } })).toMatch(/policy.ttl/);
+    expect(await check(WithItems, { items: [{ payload: {} }, { payload: 3 }] })).toMatch(
+      /payload must be an object/,
+    );
+    // Outside the payload, the prototype guard still applies.
+    const out = (await pipe.transform(
+      { input: { constructor: 'kept' }, policy: { constructor: 'x' } },
+      { ...body, metatype: JobRequestDto } as never,
+    )) as JobRequestDto;
+    expect(out.input).toEqual({ constructor: 'kept' });
+    expect(Object.keys(out.policy ?? {})).toEqual([]);
   });
 });

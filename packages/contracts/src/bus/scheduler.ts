@@ -24,6 +24,7 @@ import { JobRequestDto } from '../jobs/job-request.dto.js';
 import type { JobAccepted, JobDetail, JobRecord } from '../jobs/job-record.js';
 import { JOB_LIMITS } from '../jobs/limits.js';
 import type { JobDoneBody, WorkerJob } from '../workers/worker-protocol.js';
+import { KeptAsSent } from '../validation/kept-as-sent.js';
 import { defineRpc, defineSignal } from './definitions.js';
 
 // ---- requests from the public queue API (queue-api) ------------------------------------------
@@ -156,14 +157,14 @@ export class ReleaseJobsRequest extends WorkerRequest {
 export class JobDoneRequest extends WorkerRequest {
   @IsString() @IsNotEmpty() jobId!: string;
   /** The raw job-done body; interpreted by the scheduler. */
-  @IsObject() body!: JobDoneBody;
+  @IsObject() @KeptAsSent() body!: JobDoneBody;
   @IsBoolean() isStream!: boolean;
 }
 
 export class JobStreamRequest extends WorkerRequest {
   @IsString() @IsNotEmpty() jobId!: string;
   /** The raw job-stream body, normally `{output}`. */
-  @IsObject() body!: Record<string, unknown>;
+  @IsObject() @KeptAsSent() body!: Record<string, unknown>;
 }
 
 export class PingRequest extends WorkerRequest {

@@ -10,6 +10,7 @@ import {
   Min,
   ValidateNested,
 } from 'class-validator';
+import { KeptAsSent } from '../validation/kept-as-sent.js';
 import { JOB_LIMITS } from './limits.js';
 
 /** Execution policy of one job. */
@@ -47,6 +48,7 @@ export class S3ConfigDto {
 /** Body of `POST /run` and `POST /runsync`. */
 export class JobRequestDto {
   @IsObject({ message: 'input is required and must be a JSON object' })
+  @KeptAsSent()
   input!: Record<string, unknown>;
 
   @IsOptional()

@@ -1,2 +1,3 @@
 export * from './no-nul.js';
 export * from './env-map.js';
+export * from './kept-as-sent.js';

@@ -1,4 +1,5 @@
 import type { Type } from '@nestjs/common';
+import { KEPT_AS_SENT } from '@runplane/contracts';
 import { defaultMetadataStorage } from 'class-transformer/cjs/storage.js';
 import { IS_URL, validateSync } from 'class-validator';
 import { targetConstructorToSchema } from 'class-validator-jsonschema';
@@ -16,6 +17,8 @@ const SCHEMA_OPTIONS: Partial<IOptions> = {
     // A rule on the value only (no NUL), nothing the schema can say; without a converter it
     // would become a `$ref` to the design type (`Array` for `each`).
     hasNoNul: {},
+    // A marker for the validation pipe (the value is passed on as sent): the schema says nothing.
+    [KEPT_AS_SENT]: {},
     [IS_URL]: { type: 'string', format: 'uri' },
   },
 };

@@ -5,9 +5,9 @@ import {
   type ValidationError,
   type ValidationPipeOptions,
 } from '@nestjs/common';
-import { RunplaneError, type ErrorDetail } from '@runplane/contracts';
+import { KEPT_AS_SENT, RunplaneError, type ErrorDetail } from '@runplane/contracts';
 import { defaultMetadataStorage } from 'class-transformer/cjs/storage.js';
-import { getMetadataStorage } from 'class-validator';
+import { getMetadataStorage, type ValidatorOptions } from 'class-validator';
 
 /**
  * class-validator looks up a class's rules by walking every class it knows (an `instanceof` per
@@ -77,9 +77,9 @@ function problem(detail: ErrorDetail, constraint: string): ErrorDetail {
 export function createValidationPipe(
   options: { rejectUnknownFields?: boolean } = {},
 ): PipeTransform {
-  const lenient = new EnvKeepingValidationPipe(pipeOptions(false));
+  const lenient = new DataKeepingValidationPipe(pipeOptions(false));
   if (!options.rejectUnknownFields) return lenient;
-  const strict = new EnvKeepingValidationPipe(pipeOptions(true));
+  const strict = new DataKeepingValidationPipe(pipeOptions(true));
   return {
     transform: (value: unknown, metadata: ArgumentMetadata) =>
       (metadata.type === 'body' ? strict : lenient).transform(value, metadata),
@@ -111,32 +111,35 @@ type Plain = Record<string, unknown>;
 const isPlain = (v: unknown): v is Plain =>
   typeof v === 'object' && v !== null && !Array.isArray(v);
 
+/** Rules that mark a property as data: an env map (`IsStringMap`) or a user's payload (`KeptAsSent`). */
+const DATA_RULES = new Set(['isStringMap', KEPT_AS_SENT]);
+
 /**
- * Per DTO class: its env map properties (checked by `IsStringMap`) and the nested DTO types
- * (`@Type`) found so far. Only keys that have one are remembered: a body's other keys are the
- * client's choice, and remembering those would let requests grow the map without bound.
+ * Per DTO class: its data properties and the nested DTO types (`@Type`) found so far. Only keys
+ * that have one are remembered: a body's other keys are the client's choice, and remembering
+ * those would let requests grow the map without bound.
  */
-interface EnvMapShape {
-  maps: Set<string>;
+interface DataShape {
+  data: Set<string>;
   nested: Map<string, unknown>;
 }
-const envMapShapes = new WeakMap<object, EnvMapShape>();
+const dataShapes = new WeakMap<object, DataShape>();
 
-function envMapShape(type: new () => unknown): EnvMapShape {
-  let shape = envMapShapes.get(type);
+function dataShape(type: new () => unknown): DataShape {
+  let shape = dataShapes.get(type);
   if (!shape) {
-    const maps = getMetadataStorage()
+    const data = getMetadataStorage()
       .getTargetValidationMetadatas(type, '', true, false)
-      .filter((m) => m.name === 'isStringMap')
+      .filter((m) => DATA_RULES.has(m.name ?? ''))
       .map((m) => m.propertyName);
-    shape = { maps: new Set(maps), nested: new Map() };
-    envMapShapes.set(type, shape);
+    shape = { data: new Set(data), nested: new Map() };
+    dataShapes.set(type, shape);
   }
   return shape;
 }
 
 /** The nested DTO type of a DTO's property, if it declares one. */
-function nestedType(type: new () => unknown, shape: EnvMapShape, key: string): unknown {
+function nestedType(type: new () => unknown, shape: DataShape, key: string): unknown {
   let nested = shape.nested.get(key);
   if (nested === undefined) {
     nested = defaultMetadataStorage.findTypeMetadata(type, key)?.typeFunction();
@@ -145,30 +148,65 @@ function nestedType(type: new () => unknown, shape: EnvMapShape, key: string): u
   return nested;
 }
 
-/** The env maps (properties checked by `IsStringMap`) found in a value, nested DTOs included. */
-function envMapsIn(type: unknown, value: unknown, found: Array<[Plain, string]> = []) {
+/** A data property's value in a body, where it sits there and its path from the body's root. */
+interface DataField {
+  parent: Plain;
+  key: string;
+  path: Array<string | number>;
+  value: unknown;
+}
+
+/** The data properties of a value, nested DTOs (and arrays of them) included. */
+function dataFieldsIn(
+  type: unknown,
+  value: unknown,
+  path: Array<string | number> = [],
+  found: DataField[] = [],
+): DataField[] {
   if (typeof type !== 'function' || type === Object || !isPlain(value)) return found;
   const dto = type as new () => unknown;
-  const shape = envMapShape(dto);
+  const shape = dataShape(dto);
   for (const key of Object.keys(value)) {
-    if (shape.maps.has(key)) found.push([value, key]);
+    const item = value[key];
+    if (shape.data.has(key)) found.push({ parent: value, key, path: [...path, key], value: item });
     else {
       const nested = nestedType(dto, shape, key);
-      if (nested !== undefined)
-        for (const item of [value[key]].flat()) envMapsIn(nested, item, found);
+      if (nested === undefined) continue;
+      if (Array.isArray(item))
+        item.forEach((each, i) => dataFieldsIn(nested, each, [...path, key, i], found));
+      else dataFieldsIn(nested, item, [...path, key], found);
     }
   }
   return found;
 }
 
+/** Puts a data value back at its path in the built DTO (whose nested DTOs mirror the body's). */
+function restore(entity: unknown, { path, value }: DataField): void {
+  let at = entity as Record<string | number, unknown>;
+  for (const step of path.slice(0, -1)) {
+    const next = at[step];
+    if (typeof next !== 'object' || next === null) return;
+    at = next as Record<string | number, unknown>;
+  }
+  at[path[path.length - 1]] = value;
+}
+
 /**
- * Nest deletes every `constructor`, `prototype` and `__proto__` key of a body before validating
- * it (against prototype pollution). In an env map the keys are variable names, data that is
- * never merged into an object: those maps are set aside while the rest is stripped. (`__proto__`
- * never gets here: the JSON body parser refuses it.)
+ * Data properties — env maps, whose keys are variable names, and payloads marked `KeptAsSent` —
+ * skip Nest's prototype guard and class-transformer: the guard deletes every `constructor` and
+ * `prototype` key of a body (against prototype pollution; `__proto__` never gets here, the JSON
+ * body parser refuses it), and class-transformer copies a plain object key by key, dropping every
+ * key that shadows an Object.prototype member — in data those are ordinary keys, and walking a
+ * large payload twice cost more than parsing it. They are set aside before the two walks and put
+ * back (on the body and on the built DTO) before validation, so their own rules still check them.
  */
-class EnvKeepingValidationPipe extends ValidationPipe {
-  private readonly envMaps = new WeakMap<object, Array<[Plain, string]>>();
+class DataKeepingValidationPipe extends ValidationPipe {
+  private readonly dataFields = new WeakMap<object, DataField[]>();
+  /**
+   * The fields set aside by the last `stripProtoKeys`. Nest's `transform` calls `stripProtoKeys`
+   * and then `validate` with nothing awaited in between, so they are the ones of that `validate`.
+   */
+  private setAside: DataField[] = [];
 
   // Every value this pipe sees was parsed from text: JSON bodies (the only body parser), bus
   // payloads (JSON on the wire and in process), query strings, GraphQL arguments. Such a value
@@ -181,17 +219,26 @@ class EnvKeepingValidationPipe extends ValidationPipe {
   protected override closeArrayGaps(): void {}
 
   override transform(value: unknown, metadata: ArgumentMetadata) {
-    const found = envMapsIn(metadata.metatype, value);
-    if (found.length) this.envMaps.set(value as object, found);
+    const found = dataFieldsIn(metadata.metatype, value);
+    if (found.length) this.dataFields.set(value as object, found);
     return super.transform(value, metadata);
   }
 
   protected override stripProtoKeys(value: unknown): void {
-    const found = isPlain(value) ? (this.envMaps.get(value) ?? []) : [];
-    const kept = found.map(([parent, key]) => [parent, key, parent[key]] as const);
-    for (const [parent, key] of kept) delete parent[key];
+    const found = isPlain(value) ? (this.dataFields.get(value) ?? []) : [];
+    if (found.length) this.dataFields.delete(value as object);
+    for (const { parent, key } of found) delete parent[key];
     super.stripProtoKeys(value);
-    for (const [parent, key, map] of kept) parent[key] = map;
-    if (found.length) this.envMaps.delete(value as object);
+    this.setAside = found;
+  }
+
+  protected override validate(object: object, options?: ValidatorOptions) {
+    const found = this.setAside;
+    this.setAside = [];
+    for (const field of found) {
+      field.parent[field.key] = field.value; // the body as it came, for whoever reads it later
+      restore(object, field);
+    }
+    return super.validate(object, options);
   }
 }
