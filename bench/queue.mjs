@@ -5,7 +5,7 @@
 //
 //   node bench/queue.mjs [--mode standalone|cluster|both] [--jobs 2000] [--latency-jobs 500]
 //                        [--workers 2] [--concurrency 8] [--clients 32] [--profile-dir <dir>]
-//                        [--webhook] [--stream <chunks per job>]
+//                        [--webhook] [--stream <chunks per job>] [--input-kb <KiB>]
 //                        [--baseline <dir of another built checkout>] [--rounds N]
 //
 // Per mode it starts a fresh server (bench/lib/runplane.mjs), creates an endpoint whose managed
@@ -15,7 +15,8 @@
 // bench/run.mjs). With --webhook every job carries a webhook to a receiver in this process that
 // answers 200 at once; the run then also waits until every webhook has arrived. With --stream N
 // every job streams N small items (each one a job-stream post) instead of returning at once:
-// throughput only (the handler's start is not reported), as jobs/s and chunks/s. With --baseline
+// throughput only (the handler's start is not reported), as jobs/s and chunks/s. With --input-kb N
+// every job's input is a chat-completion-like request of about N KiB (bench/lib/measure.mjs). With --baseline
 // every mode also runs against the other checkout and the table shows current/baseline ratios;
 // --rounds N repeats that N times, the checkouts taking turns going first, and reports medians.
 // Prints a table and writes JSON to bench/results/.
@@ -26,7 +27,7 @@ import { randomBytes } from 'node:crypto';
 import { parseArgs } from 'node:util';
 import { apiClient } from './lib/http.mjs';
 import { machine, versions } from './lib/machine.mjs';
-import { latency, round, sleep, throughput } from './lib/measure.mjs';
+import { chatInput, latency, round, sleep, throughput, withInput } from './lib/measure.mjs';
 import { benchRoot, createEndpoint, runsyncSubmitter } from './lib/runplane.mjs';
 import { sideBySide, tableRows } from './lib/side-by-side.mjs';
 
@@ -42,6 +43,7 @@ const { values: opts } = parseArgs({
     'profile-dir': { type: 'string' },
     webhook: { type: 'boolean', default: false },
     stream: { type: 'string' },
+    'input-kb': { type: 'string' },
     baseline: { type: 'string' },
     rounds: { type: 'string', default: '1' },
   },
@@ -54,6 +56,7 @@ const config = {
   clients: Number(opts.clients),
   webhook: opts.webhook,
   streamChunks: opts.stream ? Number(opts.stream) : undefined,
+  inputKb: opts['input-kb'] ? Number(opts['input-kb']) : undefined,
 };
 let webhooksReceived = 0;
 const receiver = opts.webhook
@@ -100,9 +103,10 @@ results.modes = await sideBySide(run, async (server, label) => {
     await createEndpoint(api, server.base, config),
     jobFields,
   );
-  const submit = config.streamChunks
-    ? (input) => submitJob({ ...input, chunks: config.streamChunks })
-    : submitJob;
+  const submit = withInput(submitJob, {
+    ...(config.streamChunks ? { chunks: config.streamChunks } : {}),
+    ...(config.inputKb ? chatInput(config.inputKb) : {}),
+  });
   const webhooksBefore = webhooksReceived;
   server.startProfiling(); // with --profile-dir: latency and throughput, not start-up
   process.stderr.write(`[bench] ${label}: latency (${config.latencyJobs} sequential jobs)\n`);

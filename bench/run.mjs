@@ -22,6 +22,8 @@
 //     endpoint reaches its limit: the difference is what checking the limits costs (--limits-on
 //     adds this to --quick, which skips it).
 // Every system gets the same worker side: --workers worker processes of --concurrency jobs each.
+// With --input-kb N every job (and every /run of the intake) carries a chat-completion-like input
+// of about N KiB instead of a few bytes.
 // Runplane servers run with RUNPLANE_RATE_LIMITS=false except in the "limits on" intake: a default
 // endpoint admits 200 /runsync per second and 100 /run per second (docs/limits.md), an API policy
 // that the peers do not have and that would cap the machinery being measured.
@@ -34,7 +36,7 @@ import { parseArgs } from 'node:util';
 import { apiClient } from './lib/http.mjs';
 import { runIntake } from './lib/intake.mjs';
 import { loadAverage, machine, versions } from './lib/machine.mjs';
-import { latency, round, throughput } from './lib/measure.mjs';
+import { chatInput, latency, round, throughput, withInput } from './lib/measure.mjs';
 import { startBullmq, startPgBoss } from './lib/peers.mjs';
 import { ensureRedis } from './lib/redis.mjs';
 import {
@@ -67,6 +69,7 @@ const { values: opts } = parseArgs({
     'no-limits-on': { type: 'boolean', default: false },
     'profile-dir': { type: 'string' },
     'profile-phase': { type: 'string', default: 'throughput' },
+    'input-kb': { type: 'string' },
   },
 });
 const preset = presets[opts.full ? 'full' : opts.quick ? 'quick' : 'default'];
@@ -82,7 +85,10 @@ const config = {
   intakeConnections: Number(opts['intake-connections']),
   intakeEndpointsLimitsOn: Number(opts['intake-endpoints']),
   limitsOn: (preset.limitsOn || opts['limits-on']) && !opts['no-limits-on'],
+  inputKb: opts['input-kb'] ? Number(opts['input-kb']) : undefined,
 };
+/** With --input-kb, what every job's input carries, for every system and the /run intake alike. */
+const extraInput = config.inputKb ? chatInput(config.inputKb) : {};
 const systems = opts.systems
   .split(',')
   .map((s) => s.trim())
@@ -100,7 +106,8 @@ const results = {
 const startedAt = Date.now();
 
 /** Dispatch latency then e2e throughput of one system, through its submitAndWait. */
-async function measureQueue(label, submitAndWait, beforeThroughput = () => {}) {
+async function measureQueue(label, submitJob, beforeThroughput = () => {}) {
+  const submitAndWait = withInput(submitJob, extraInput);
   log(
     `${label}: dispatch latency (${config.latencyJobs} sequential jobs after ${config.warmup} warm-up)`,
   );
@@ -147,6 +154,7 @@ async function runplane(mode, out) {
       apiKey,
       seconds: config.intakeSeconds,
       connections: config.intakeConnections,
+      input: { prompt: 'intake', ...extraInput },
     });
     log(
       `Runplane ${mode}: ${out.intake.acceptedPerSecond} /run per s, p99 ${out.intake.latency.p99} ms`,
@@ -166,6 +174,7 @@ async function runplane(mode, out) {
         apiKey,
         seconds: config.intakeSeconds,
         connections: config.intakeConnections,
+        input: { prompt: 'intake', ...extraInput },
       });
       log(
         `Runplane ${mode}: ${out.intakeLimitsOn.acceptedPerSecond} /run per s, p99 ${out.intakeLimitsOn.latency.p99} ms (limits on)`,

@@ -5,12 +5,12 @@
 import autocannon from 'autocannon';
 import { round } from './measure.mjs';
 
-export async function runIntake(api, base, endpointIds, { apiKey, seconds, connections }) {
+export async function runIntake(api, base, endpointIds, { apiKey, seconds, connections, input }) {
   const result = await autocannon({
     url: base,
     method: 'POST',
     headers: { authorization: `Bearer ${apiKey}`, 'content-type': 'application/json' },
-    body: JSON.stringify({ input: { prompt: 'intake' } }),
+    body: JSON.stringify({ input }),
     // Every connection cycles through the endpoints (one, or many to stay under per-endpoint limits).
     requests: endpointIds.map((id) => ({ path: `/v2/${id}/run` })),
     connections,

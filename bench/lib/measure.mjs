@@ -13,6 +13,22 @@ export const round = (x) =>
   x === undefined || x === null || Number.isNaN(x) ? undefined : Math.round(x * 100) / 100;
 
 /**
+ * A job input of about `kb` KiB shaped like a chat-completion request (the payload of a typical
+ * LLM worker): a model, sampling settings and a conversation of 1 KiB messages. `--input-kb`.
+ */
+export function chatInput(kb) {
+  const messages = Array.from({ length: Math.max(1, Math.round(kb)) }, (_, i) => ({
+    role: i % 2 ? 'assistant' : 'user',
+    content: `${i} ${'lorem ipsum '.repeat(84)}`.slice(0, 1000),
+  }));
+  return { model: 'bench-model', temperature: 0.7, max_tokens: 256, stream: false, messages };
+}
+
+/** Every job of `submitAndWait` also carries the fields of `extra` in its input. */
+export const withInput = (submitAndWait, extra = {}) =>
+  Object.keys(extra).length ? (input) => submitAndWait({ ...input, ...extra }) : submitAndWait;
+
+/**
  * Dispatch latency with idle waiting workers: one job at a time, a short pause between jobs so the
  * workers are back to waiting. dispatch = submit → handler start, roundTrip = submit → result observed.
  */
