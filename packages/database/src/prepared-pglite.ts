@@ -7,6 +7,7 @@ import {
   type Results,
   type Transaction,
 } from '@electric-sql/pglite';
+import { bindMessage, type BindValue } from './bind-message.js';
 
 /**
  * Starts a statement whose plan should be made once and reused, whatever its parameters: the
@@ -111,11 +112,11 @@ export class PreparedPGlite {
     // refuse it until its end: closes wait for the next query outside a transaction.
     if (!inTransaction && this.closing.length) await this.closeEvicted();
     const statement = await this.prepare(sql, options);
-    const values = params.map((param, i) => {
+    const values = params.map((param, i): BindValue => {
       if (param === null || param === undefined) return null;
       const oid = statement.paramTypes[i];
       const serialize = options?.serializers?.[oid] ?? this.pg.serializers[oid];
-      return serialize ? serialize(param) : String(param);
+      return serialize ? (serialize(param) as BindValue) : String(param);
     });
     const { serialize } = protocol;
     // The plan is chosen at Bind, under the plan_cache_mode then in force. Outside a transaction
@@ -133,7 +134,7 @@ export class PreparedPGlite {
       const { messages } = await this.pg.execProtocol(
         Buffer.concat([
           ...(switchMode ? [serialize.query(`SET plan_cache_mode = ${mode}`)] : []),
-          serialize.bind({ statement: statement.name, values: values as string[] }),
+          bindMessage(statement.name, values),
           serialize.execute({}),
           serialize.sync(),
           ...(restoreMode ? [serialize.query(`SET plan_cache_mode = ${this.sessionMode}`)] : []),
