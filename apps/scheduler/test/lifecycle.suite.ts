@@ -142,6 +142,8 @@ export function lifecycleSuite(name: string, env: () => Promise<Record<string, s
         expect(jobs.map((j) => j.input).sort((a, b) => Number(a.n) - Number(b.n))).toEqual(
           Array.from({ length: 30 }, (_, n) => ({ n, text: `é\u0000${n}` })),
         );
+        // Each job carries its own input (a batch's columns and inputs are zipped by position).
+        for (const j of jobs) expect(j.id).toBe(`${base}-${j.input.n}`);
         // Results of many jobs at once, and the same result posted twice: each job finishes once.
         await Promise.all(
           jobs.flatMap((j) => [

@@ -5,6 +5,7 @@ import { JobEffects } from './job-effects.js';
 import { SchedulerTables } from './scheduler-tables.js';
 import {
   at,
+  jsonList,
   jsonParam,
   newJobRow,
   WITHOUT_PAYLOAD,
@@ -75,18 +76,19 @@ export class JobIntakeRepository {
         SELECT c.*, (c."offeredTo" IS NOT NULL AND NOT EXISTS (
             SELECT 1 FROM ${worker} w WHERE w."endpointId" = c."endpointId" AND w.id = c."offeredTo" AND ${workerLeavingSql('w')}
           )) AS handed
-        FROM unnest(
+        FROM ROWS FROM (unnest(
           ${rows.map((r) => r.id)}::text[], ${rows.map((r) => r.endpointId)}::text[], ${rows.map((r) => r.ownerId)}::text[],
-          ${rows.map((r) => r.mode)}::text[], ${rows.map((r) => jsonParam(r.input))}::text[], ${rows.map((r) => r.webhook)}::text[],
+          ${rows.map((r) => r.mode)}::text[], ${rows.map((r) => r.webhook)}::text[],
           ${rows.map((r) => jsonParam(r.s3Config))}::text[], ${rows.map((r) => jsonParam(r.policy))}::text[],
           ${rows.map((r) => r.lowPriority)}::boolean[], ${rows.map((r) => r.executionTimeoutMs)}::int[], ${rows.map((r) => r.ttlMs)}::int[],
           ${rows.map((r) => at(r.createdAt))}::text[], ${rows.map((r) => at(r.expiresAt))}::text[], ${offeredTo}::text[]
-        ) AS c(id, "endpointId", "ownerId", mode, input, webhook, "s3Config", policy, "lowPriority", "executionTimeoutMs", "ttlMs",
-               "createdAt", "expiresAt", "offeredTo")
+        ), json_array_elements(${jsonList(rows.map((r) => r.input))}::json)
+        ) AS c(id, "endpointId", "ownerId", mode, webhook, "s3Config", policy, "lowPriority", "executionTimeoutMs", "ttlMs",
+               "createdAt", "expiresAt", "offeredTo", input)
       ), inserted AS (
         INSERT INTO ${job} (id, "endpointId", "ownerId", status, mode, input, webhook, "s3Config", policy, "lowPriority",
           "executionTimeoutMs", "ttlMs", retries, attempts, "createdAt", "queuedAt", "expiresAt", "streamSeq", "workerId", "startedAt", "timeoutAt")
-        SELECT id, "endpointId", "ownerId", (CASE WHEN handed THEN 'IN_PROGRESS' ELSE 'IN_QUEUE' END)::${jobStatus}, mode, input::json,
+        SELECT id, "endpointId", "ownerId", (CASE WHEN handed THEN 'IN_PROGRESS' ELSE 'IN_QUEUE' END)::${jobStatus}, mode, input,
           webhook, "s3Config"::json, policy::json, "lowPriority", "executionTimeoutMs", "ttlMs", 0, CASE WHEN handed THEN 1 ELSE 0 END,
           "createdAt"::timestamp(3), "createdAt"::timestamp(3), "expiresAt"::timestamp(3), 0, CASE WHEN handed THEN "offeredTo" END,
           CASE WHEN handed THEN "createdAt"::timestamp(3) END,
