@@ -6,6 +6,7 @@
 //   node bench/queue.mjs [--mode standalone|cluster|both] [--jobs 2000] [--latency-jobs 500]
 //                        [--workers 2] [--concurrency 8] [--clients 32] [--profile-dir <dir>]
 //                        [--webhook] [--stream <chunks per job>] [--input-kb <KiB>]
+//                        [--output-kb <KiB>]
 //                        [--baseline <dir of another built checkout>] [--rounds N]
 //
 // Per mode it starts a fresh server (bench/lib/runplane.mjs), creates an endpoint whose managed
@@ -16,7 +17,8 @@
 // answers 200 at once; the run then also waits until every webhook has arrived. With --stream N
 // every job streams N small items (each one a job-stream post) instead of returning at once:
 // throughput only (the handler's start is not reported), as jobs/s and chunks/s. With --input-kb N
-// every job's input is a chat-completion-like request of about N KiB (bench/lib/measure.mjs). With --baseline
+// every job's input is a chat-completion-like request of about N KiB (bench/lib/measure.mjs), with
+// --output-kb N every job's result carries a completion of about N KiB. With --baseline
 // every mode also runs against the other checkout and the table shows current/baseline ratios;
 // --rounds N repeats that N times, the checkouts taking turns going first, and reports medians.
 // Prints a table and writes JSON to bench/results/.
@@ -44,6 +46,7 @@ const { values: opts } = parseArgs({
     webhook: { type: 'boolean', default: false },
     stream: { type: 'string' },
     'input-kb': { type: 'string' },
+    'output-kb': { type: 'string' },
     baseline: { type: 'string' },
     rounds: { type: 'string', default: '1' },
   },
@@ -57,6 +60,7 @@ const config = {
   webhook: opts.webhook,
   streamChunks: opts.stream ? Number(opts.stream) : undefined,
   inputKb: opts['input-kb'] ? Number(opts['input-kb']) : undefined,
+  outputKb: opts['output-kb'] ? Number(opts['output-kb']) : undefined,
 };
 let webhooksReceived = 0;
 const receiver = opts.webhook
@@ -106,6 +110,7 @@ results.modes = await sideBySide(run, async (server, label) => {
   const submit = withInput(submitJob, {
     ...(config.streamChunks ? { chunks: config.streamChunks } : {}),
     ...(config.inputKb ? chatInput(config.inputKb) : {}),
+    ...(config.outputKb ? { outputKb: config.outputKb } : {}),
   });
   const webhooksBefore = webhooksReceived;
   server.startProfiling(); // with --profile-dir: latency and throughput, not start-up
