@@ -1,7 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { VaultRpc, type WorkloadLogLine } from '@runplane/contracts';
-import { openSqlSession, postgresTarget } from '@runplane/database';
-import { startTestServer, type TestServer } from '@runplane/platform';
+import { scratchDatabase, startTestServer, type TestServer } from '@runplane/platform';
 import { secretsVaultService } from '@runplane/secrets-vault';
 import { POSTGRES_URL, requireService, uniqueName } from '@runplane/test-support';
 import { podRestService } from '../src/index.js';
@@ -9,7 +8,7 @@ import { waitFor } from './worker-fixture.js';
 
 // Cluster mode: a workload's lines written to PostgreSQL in batches of one statement (the
 // embedded database is covered by logs.http.test.ts).
-const database = uniqueName('runplane_pr_logs');
+const database = scratchDatabase('pod-rest', POSTGRES_URL, uniqueName('runplane_pr_logs'));
 const SECRET = 'pg-secret-Zx9';
 const LINES = 300;
 const SCRIPT = `
@@ -24,10 +23,8 @@ describe('workload logs on PostgreSQL', () => {
 
   beforeAll(async () => {
     if (!(await requireService('postgres', 'workload logs on PostgreSQL'))) return;
-    const url = new URL(POSTGRES_URL);
-    url.pathname = `/${database}`;
     server = await startTestServer([secretsVaultService, podRestService], {
-      DATABASE_URL_POD_REST: url.toString(),
+      DATABASE_URL_POD_REST: database.url,
     });
     await server.bus.request(VaultRpc.createSecret, {
       ownerId: 'usr_admin',
@@ -38,12 +35,7 @@ describe('workload logs on PostgreSQL', () => {
   afterAll(async () => {
     if (!server) return;
     await server.stop();
-    const admin = await openSqlSession(postgresTarget('pod-rest', POSTGRES_URL));
-    try {
-      await admin.exec(`DROP DATABASE IF EXISTS "${database}" WITH (FORCE)`);
-    } finally {
-      await admin.close();
-    }
+    await database.drop();
   }, 30_000);
 
   it('keeps every line with its stream, time and text, secrets replaced; since and tail read them back', async () => {

@@ -1,6 +1,6 @@
 import { afterAll, describe, expect, it } from '@jest/globals';
-import { DatabaseTargets, openSqlSession, postgresTarget } from '@runplane/database';
-import { startTestServer, type TestServer } from '@runplane/platform';
+import { DatabaseTargets } from '@runplane/database';
+import { scratchDatabase, startTestServer, type TestServer } from '@runplane/platform';
 import { secretsVaultService } from '@runplane/secrets-vault';
 import { POSTGRES_URL, requireService, uniqueName } from '@runplane/test-support';
 import { PrismaClient } from '../src/generated/prisma/client.js';
@@ -10,18 +10,13 @@ import { limitsSuite } from './limits.suite.js';
 import { SchedulerStandIn } from './support/scheduler-stand-in.js';
 
 // Cluster mode: queue-api on a real PostgreSQL, where every replica counts in the same rows.
-const database = uniqueName('runplane_qa_limits');
+const database = scratchDatabase('queue-api', POSTGRES_URL, uniqueName('runplane_qa_limits'));
 let used = false;
-const databaseUrl = () => {
-  const url = new URL(POSTGRES_URL);
-  url.pathname = `/${database}`;
-  return url.toString();
-};
 
 limitsSuite('PostgreSQL', async () => {
   if (!(await requireService('postgres', 'queue limits on PostgreSQL'))) return null;
   used = true;
-  return { DATABASE_URL_QUEUE_API: databaseUrl() };
+  return { DATABASE_URL_QUEUE_API: database.url };
 });
 
 describe('queue limits shared by two queue-api replicas (PostgreSQL)', () => {
@@ -35,7 +30,7 @@ describe('queue limits shared by two queue-api replicas (PostgreSQL)', () => {
     used = true;
     for (let i = 0; i < 2; i++) {
       const server = await startTestServer([secretsVaultService, queueApiService], {
-        DATABASE_URL_QUEUE_API: databaseUrl(),
+        DATABASE_URL_QUEUE_API: database.url,
       });
       servers.push(server);
       (await SchedulerStandIn.serve(server.bus))
@@ -75,11 +70,5 @@ describe('queue limits shared by two queue-api replicas (PostgreSQL)', () => {
 });
 
 afterAll(async () => {
-  if (!used) return;
-  const admin = await openSqlSession(postgresTarget('queue-api', POSTGRES_URL));
-  try {
-    await admin.exec(`DROP DATABASE IF EXISTS "${database}" WITH (FORCE)`);
-  } finally {
-    await admin.close();
-  }
+  if (used) await database.drop();
 });

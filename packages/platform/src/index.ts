@@ -12,6 +12,7 @@ export * from './bootstrap/runtime.js';
 export * from './bootstrap/start.js';
 export * from './telemetry/index.js';
 export * from './testing/test-server.js';
+export * from './testing/scratch-database.js';
 export * from './http/json-body.js';
 export * from './metrics/index.js';
 export * from './docs/index.js';
