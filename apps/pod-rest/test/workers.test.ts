@@ -207,9 +207,13 @@ describe('serverless workers through the bus (pod-rest with the local compute pr
         MODEL: 'large',
         EXTRA_TOKEN: '{{ RUNPOD_SECRET_token }}',
         RUNPOD_POD_ID: 'not-the-worker-id',
+        toString: 'an ordinary name',
+        constructor: 'another',
       },
     });
     const env = await childEnv(podId);
+    // Names an object inherits are variables like any other (they were dropped on the bus).
+    expect([env.toString, env.constructor]).toEqual(['an ordinary name', 'another']);
     expect(env).toMatchObject({
       ...workerEnv('wk-endpoint-env'),
       MODEL: 'large',

@@ -1,6 +1,12 @@
 import { IsInt, IsObject, IsString, Min, ValidateNested } from 'class-validator';
 import { Type } from 'class-transformer';
-import { IsStringMap, JobRequestDto, KeptAsSent, SubmitJobRequest } from '@runplane/contracts';
+import {
+  IsStringMap,
+  JobRequestDto,
+  KeptAsSent,
+  StartWorkerRequest,
+  SubmitJobRequest,
+} from '@runplane/contracts';
 import { createValidationPipe } from '../src/http/validation.js';
 
 const body = { type: 'body' as const };
@@ -151,5 +157,23 @@ describe('createValidationPipe', () => {
     )) as JobRequestDto;
     expect(out.input).toEqual({ constructor: 'kept' });
     expect(Object.keys(out.policy ?? {})).toEqual([]);
+  });
+
+  it("keeps every variable of a worker's env on the bus to pod-rest", async () => {
+    const env = () => ({ RUNPOD_ENDPOINT_ID: 'e', constructor: 'c', toString: 't', A: 'a' });
+    const start = (await createValidationPipe().transform(
+      {
+        ownerId: 'u',
+        workerId: 'w',
+        endpointId: 'e',
+        templateId: 't',
+        slsVersion: 1,
+        env: env(),
+        endpointEnv: env(),
+      },
+      { ...body, metatype: StartWorkerRequest } as never,
+    )) as StartWorkerRequest;
+    expect(start.env).toEqual(env());
+    expect(start.endpointEnv).toEqual(env());
   });
 });

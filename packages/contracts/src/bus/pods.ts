@@ -1,4 +1,5 @@
 import { IsIn, IsInt, IsNotEmpty, IsObject, IsOptional, IsString, Max, Min } from 'class-validator';
+import { IsStringMap } from '../templates/template.dto.js';
 import { defineRpc, defineSignal } from './definitions.js';
 import { OwnedRequest, TemplateUsageRequest, type Ack } from './scheduler.js';
 
@@ -15,9 +16,9 @@ export class StartWorkerRequest extends OwnedRequest {
   @IsOptional() @IsInt() @Min(1) templateRevision?: number;
   @IsInt() @Min(1) slsVersion!: number;
   /** RUNPOD_* variables of the worker protocol; merged over the template's env. */
-  @IsObject() env!: Record<string, string>;
+  @IsObject() @IsStringMap() env!: Record<string, string>;
   /** The endpoint's own variables: over the template's env, under the protocol's; secret references resolved alike. */
-  @IsOptional() @IsObject() endpointEnv?: Record<string, string>;
+  @IsOptional() @IsObject() @IsStringMap() endpointEnv?: Record<string, string>;
   @IsOptional() @IsString() gpuTypeId?: string;
   /** The endpoint's hardware, so the worker Pod is sized and priced like one (catalogue) and gets its GPUs on Kubernetes. */
   @IsOptional() @IsIn(['GPU', 'CPU']) computeType?: 'GPU' | 'CPU';
