@@ -1,6 +1,9 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { SchedulerRpc } from '@runplane/contracts';
+import { PrismaClient } from '../src/generated/prisma/client.js';
 import { JobChanges } from '../src/shared/job-changes.js';
+import { JobCountsRepository } from '../src/store/job-counts.repository.js';
+import { SchedulerTables } from '../src/store/scheduler-tables.js';
 import { WorkersRepository } from '../src/store/workers.repository.js';
 import { OTHER, OWNER, sleep, startHarness, until, type Harness } from './support.js';
 
@@ -845,6 +848,74 @@ export function lifecycleSuite(name: string, env: () => Promise<Record<string, s
         expect(
           (await h.error(SchedulerRpc.health, { ownerId: OWNER, endpointId: 'nope' })).status,
         ).toBe(404);
+      });
+
+      it("health's completed, failed and retried counts follow every kind of change and leave out expired jobs before the sweep", async () => {
+        if (guard()) return;
+        const db = h.server.app.get(PrismaClient, { strict: false });
+        const { job } = h.server.app.get(SchedulerTables, { strict: false });
+        const counts = h.server.app.get(JobCountsRepository, { strict: false });
+        /** The counts over every alive job of the endpoint, counted afresh (what the triggers keep). */
+        const recount = async (ep: string, now = new Date()) => {
+          const [row] = await db.$queryRawUnsafe<Array<Record<string, number>>>(
+            `SELECT count(*) FILTER (WHERE status = 'COMPLETED')::int AS completed,
+               count(*) FILTER (WHERE status = 'FAILED')::int AS failed,
+               count(*) FILTER (WHERE status = 'IN_PROGRESS')::int AS "inProgress",
+               count(*) FILTER (WHERE status = 'IN_QUEUE')::int AS "inQueue",
+               count(*) FILTER (WHERE retries > 0)::int AS retried
+             FROM ${job} WHERE "endpointId" = $1 AND "deletedAt" IS NULL AND "expiresAt" > $2::timestamp(3)`,
+            ep,
+            now.toISOString(),
+          );
+          return row;
+        };
+        const steps: Array<[string, unknown, unknown]> = [];
+        const check = async (step: string, ep: string) => {
+          const [counted, expected] = [(await health(ep)).jobs, await recount(ep)];
+          steps.push([step, counted, expected]);
+        };
+        const ep = await h.endpoint();
+        const req = (jobId: string) => ({ ownerId: OWNER, endpointId: ep, jobId });
+        const ids = [];
+        for (let i = 0; i < 7; i++) ids.push(await h.submit(ep, { i }));
+        await take(ep, 'w1', 4);
+        await done(ep, 'w1', ids[0], { output: 1 });
+        await done(ep, 'w1', ids[1], { error: 'x' });
+        await check('a result and an error', ep);
+        await h.call(SchedulerRpc.retryJob, req(ids[1]));
+        await check('the failed job retried', ep);
+        await h.call(SchedulerRpc.ping, {
+          endpointId: ep,
+          workerId: 'w1',
+          jobIds: [],
+          status: 'unhealthy',
+        } as never);
+        await check("an unhealthy worker's jobs requeued", ep);
+        await h.call(SchedulerRpc.cancelJob, req(ids[4]));
+        const again = await take(ep, 'w2', 2);
+        await done(ep, 'w2', again[0].id, { error: 'y' });
+        await done(ep, 'w2', again[1].id, { output: 2 });
+        await check('a cancel, then requeued jobs finished', ep);
+        await h.call(SchedulerRpc.purgeQueue, { ownerId: OWNER, endpointId: ep });
+        await check('the queue purged', ep);
+        for (const [step, counted, expected] of steps)
+          expect({ step, counted }).toEqual({ step, counted: expected });
+        await counts.fold(); // what the sweeper does: the counts stay the same
+        await check('the changes folded', ep);
+        for (const [step, counted, expected] of steps.slice(-1))
+          expect({ step, counted }).toEqual({ step, counted: expected });
+        const before = await recount(ep);
+        expect(before.completed + before.failed + before.retried).toBeGreaterThan(2);
+        // Past every job's expiry, before any sweep made them tombstones: none is counted.
+        const later = new Date(Date.now() + 2 * 86_400_000);
+        expect(await counts.forHealth(ep, later)).toEqual(await recount(ep, later));
+        expect(await counts.forHealth(ep, later)).toEqual({
+          completed: 0,
+          failed: 0,
+          inProgress: 0,
+          inQueue: 0,
+          retried: 0,
+        });
       });
     });
   });

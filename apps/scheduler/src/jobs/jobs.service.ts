@@ -30,6 +30,7 @@ import { isGone, jobNotFound, resultsExpired, toJobRecord } from '../store/job-v
 import { JobControlRepository } from '../store/job-control.repository.js';
 import { JobDispatchRepository } from '../store/job-dispatch.repository.js';
 import { JobIntakeRepository } from '../store/job-intake.repository.js';
+import { JobCountsRepository } from '../store/job-counts.repository.js';
 import { JobQueriesRepository } from '../store/job-queries.repository.js';
 import type { ClaimedJob, JobRow, JobState } from '../store/job-rows.js';
 
@@ -41,6 +42,7 @@ export class JobsService {
     private readonly dispatch: JobDispatchRepository,
     private readonly control: JobControlRepository,
     private readonly queries: JobQueriesRepository,
+    private readonly counts: JobCountsRepository,
     private readonly workers: WorkersRepository,
     private readonly endpoints: EndpointsService,
     private readonly changes: JobChanges,
@@ -305,7 +307,7 @@ export class JobsService {
     const endpoint = await this.endpoints.requireOwned(request.ownerId, request.endpointId);
     const now = new Date();
     const [jobs, workers, held] = await Promise.all([
-      this.queries.healthCounts(endpoint.id, now),
+      this.counts.forHealth(endpoint.id, now),
       this.workers.listForEndpoint(endpoint.id),
       this.queries.heldCounts(endpoint.id),
     ]);

@@ -2,7 +2,7 @@ import { Injectable } from '@nestjs/common';
 import type { JobEvent, JobEventType, JobStatus } from '@runplane/contracts';
 import { Prisma, PrismaClient } from '../generated/prisma/client.js';
 import { SchedulerTables } from './scheduler-tables.js';
-import { at, type HealthCounts, type QueueStats } from './job-rows.js';
+import { at, type QueueStats } from './job-rows.js';
 import { aliveSql } from './job-rules.js';
 
 /** A row of `/requests`. */
@@ -48,21 +48,6 @@ export class JobQueriesRepository {
         ORDER BY "createdAt" DESC, id DESC LIMIT ${limit}
       ) page
       ORDER BY "createdAt" DESC, id DESC LIMIT ${limit}`);
-  }
-
-  /**
-   * The `/health` job counts of the endpoint's alive jobs, in one pass over them (the counts
-   * grow with the retained results, so one scan instead of one per figure).
-   */
-  async healthCounts(endpointId: string, now: Date): Promise<HealthCounts> {
-    const [counts] = await this.db.$queryRaw<HealthCounts[]>(Prisma.sql`
-      SELECT count(*) FILTER (WHERE status = 'COMPLETED')::int AS completed,
-        count(*) FILTER (WHERE status = 'FAILED')::int AS failed,
-        count(*) FILTER (WHERE status = 'IN_PROGRESS')::int AS "inProgress",
-        count(*) FILTER (WHERE status = 'IN_QUEUE')::int AS "inQueue",
-        count(*) FILTER (WHERE retries > 0)::int AS retried
-      FROM ${this.t.sql.job} WHERE "endpointId" = ${endpointId} AND ${aliveSql(now)}`);
-    return counts;
   }
 
   /** How many jobs each of the endpoint's (or every endpoint's) workers holds. */

@@ -9,6 +9,7 @@ import { SharedModule } from '../shared/shared.module.js';
 import { EndpointOperationsRepository } from './endpoint-operations.repository.js';
 import { EndpointsRepository } from './endpoints.repository.js';
 import { JobControlRepository } from './job-control.repository.js';
+import { JobCountsRepository } from './job-counts.repository.js';
 import { JobDispatchRepository } from './job-dispatch.repository.js';
 import { JobDeletions } from './job-deletions.js';
 import { JobEffects } from './job-effects.js';
@@ -35,6 +36,7 @@ const REPOSITORIES = [
   JobControlRepository,
   JobTimersRepository,
   JobQueriesRepository,
+  JobCountsRepository,
   WorkersRepository,
   LeaseRepository,
 ];

@@ -6,6 +6,7 @@ import {
 } from '@nestjs/common';
 import { LOGGER, type Logger } from '@runplane/platform';
 import { EndpointsRepository } from '../store/endpoints.repository.js';
+import { JobCountsRepository } from '../store/job-counts.repository.js';
 import type { ChangedJob } from '../store/job-rows.js';
 import { BULK_LIMIT } from '../store/job-rules.js';
 import { JobTimersRepository } from '../store/job-timers.repository.js';
@@ -37,6 +38,7 @@ export class Sweeper implements OnApplicationBootstrap, OnModuleDestroy {
 
   constructor(
     private readonly jobs: JobTimersRepository,
+    private readonly counts: JobCountsRepository,
     private readonly workers: WorkersRepository,
     private readonly endpoints: EndpointsRepository,
     private readonly liveness: WorkerLiveness,
@@ -85,12 +87,15 @@ export class Sweeper implements OnApplicationBootstrap, OnModuleDestroy {
       while ((await this.jobs.expireResults(now)) >= BULK_LIMIT) {
         /* next batch */
       }
+      // After the TTL sweep: the tombstones it made are among the changes folded.
+      await this.counts.fold();
       const lost = await this.workers.sweepSilent(now, this.settings.workerStartTimeoutMs);
       if (lost.length)
         await this.liveness.lost(lost, now, 'worker lost: no call for 3 ping intervals');
       if (now.getTime() - this.lastCleanup >= CLEANUP_EVERY_MS) {
         this.lastCleanup = now.getTime();
         await this.jobs.cleanup(now);
+        await this.counts.forgetGoneEndpoints();
         await this.workers.forgetStaleExternal(now, FORGET_EXTERNAL_AFTER_MS);
         await this.workers.forgetStopped(now, FORGET_STOPPED_AFTER_MS, {
           ms: this.settings.workerHistoryMs,
