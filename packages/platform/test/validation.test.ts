@@ -137,6 +137,25 @@ describe('createValidationPipe', () => {
     }
   });
 
+  it("concurrent calls each get their own payloads back, failing ones in between (no request's data lands on another's)", async () => {
+    // The pipe carries the payloads it set aside from Nest's prototype guard to validation; this
+    // holds only while Nest runs the two with nothing awaited in between, which this checks.
+    const calls = Array.from({ length: 60 }, (_, i) => ({
+      input: i % 3 === 2 ? 'not an object' : { n: i, constructor: `c${i}` },
+    }));
+    const outcomes = await Promise.allSettled(
+      calls.map((job) => pipe.transform(job, { ...body, metatype: JobRequestDto } as never)),
+    );
+    outcomes.forEach((outcome, i) => {
+      if (i % 3 === 2) expect(outcome.status).toBe('rejected');
+      else
+        expect(outcome).toEqual({
+          status: 'fulfilled',
+          value: expect.objectContaining({ input: { n: i, constructor: `c${i}` } }),
+        });
+    });
+  });
+
   it('still checks payloads kept as sent by their own rules, and the rest of the body as before', async () => {
     expect(await check(JobRequestDto, { input: ['a'] })).toBe(
       'input is required and must be a JSON object',
