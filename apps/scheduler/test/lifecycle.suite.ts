@@ -917,6 +917,28 @@ export function lifecycleSuite(name: string, env: () => Promise<Record<string, s
           retried: 0,
         });
       });
+
+      it("a deleted endpoint's counts are forgotten once none of its jobs counts any more", async () => {
+        if (guard()) return;
+        const db = h.server.app.get(PrismaClient, { strict: false });
+        const { job, jobCount } = h.server.app.get(SchedulerTables, { strict: false });
+        const counts = h.server.app.get(JobCountsRepository, { strict: false });
+        const kept = async (ep: string) =>
+          db.$queryRawUnsafe<Array<{ completed: number }>>(
+            `SELECT completed FROM ${jobCount} WHERE "endpointId" = $1`,
+            ep,
+          );
+        const { ep, id } = await running();
+        await done(ep, 'w-run', id, { output: 1 });
+        await h.call(SchedulerRpc.deleteEndpoint, { ownerId: OWNER, endpointId: ep });
+        await counts.fold();
+        await counts.forgetGoneEndpoints();
+        expect(await kept(ep)).toEqual([{ completed: 1 }]); // its finished job is still kept
+        await db.$executeRawUnsafe(`UPDATE ${job} SET "deletedAt" = now() WHERE id = $1`, id);
+        await counts.fold();
+        await counts.forgetGoneEndpoints(); // (the sweeper may have done both already)
+        expect(await kept(ep)).toEqual([]);
+      });
     });
   });
 }
