@@ -13,7 +13,7 @@
 // first job taken to the last one completed), read from the endpoint's /health every 100 ms.
 // Before the workers start, /health and the first /requests page are timed over the full queue
 // (20 calls each, one after another): what a caller polling them costs while many jobs are
-// retained.
+// retained; /health again once drained, over as many completed jobs kept with their results.
 // Servers run with RUNPLANE_RATE_LIMITS=false. With --baseline every mode also runs against the
 // other checkout and the table shows current/baseline ratios (--rounds N: N times, the checkouts
 // taking turns going first, medians reported).
@@ -97,11 +97,13 @@ const results = await sideBySide(run, async (server, label) => {
   const health = await getMs(server.queueApiBase, endpointId, 'health');
   const requests = await getMs(server.queueApiBase, endpointId, 'requests');
   process.stderr.write(`[drain] ${label}: draining with ${config.workers} workers\n`);
+  const drainRate = await drain(server, endpointId);
   return {
     'run/s (filling)': round(intake),
     '/health p50 ms': round(health),
     '/requests p50 ms': round(requests),
-    'drain jobs/s': round(await drain(server, endpointId)),
+    'drain jobs/s': round(drainRate),
+    '/health p50 ms (drained)': round(await getMs(server.queueApiBase, endpointId, 'health')),
   };
 });
 api.close();
