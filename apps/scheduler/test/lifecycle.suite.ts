@@ -918,6 +918,36 @@ export function lifecycleSuite(name: string, env: () => Promise<Record<string, s
         });
       });
 
+      it('counts folded in batches add up: 1,500 jobs finished by one statement', async () => {
+        if (guard()) return;
+        const db = h.server.app.get(PrismaClient, { strict: false });
+        const { job, jobCount } = h.server.app.get(SchedulerTables, { strict: false });
+        const counts = h.server.app.get(JobCountsRepository, { strict: false });
+        const ep = await h.endpoint();
+        await db.$executeRawUnsafe(
+          `INSERT INTO ${job} (id, "endpointId", "ownerId", status, mode, input, "executionTimeoutMs", "ttlMs", "expiresAt", "completedAt")
+           SELECT $1 || g, $2, $3, 'COMPLETED', 'run', '{}', 1000, 86400000, now() + interval '1 day', now()
+           FROM generate_series(1, 1500) g`,
+          `${ep}-bulk-`,
+          ep,
+          OWNER,
+        );
+        for (;;) {
+          const folded = await counts.fold();
+          expect(folded).toBeLessThanOrEqual(1000);
+          if (folded < 1000) break;
+        }
+        expect((await health(ep)).jobs.completed).toBe(1500);
+        // Every change folded into the endpoint's count (the sweeper may fold some of them too).
+        await until(async () => {
+          const [row] = await db.$queryRawUnsafe<Array<{ completed: number }>>(
+            `SELECT completed FROM ${jobCount} WHERE "endpointId" = $1`,
+            ep,
+          );
+          return row?.completed === 1500 || (await counts.fold(), false);
+        });
+      });
+
       it("a deleted endpoint's counts are forgotten once none of its jobs counts any more", async () => {
         if (guard()) return;
         const db = h.server.app.get(PrismaClient, { strict: false });

@@ -1,7 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { Prisma, PrismaClient } from '../generated/prisma/client.js';
 import { at, type HealthCounts } from './job-rows.js';
-import { aliveSql } from './job-rules.js';
+import { aliveSql, BULK_LIMIT } from './job-rules.js';
 import { SchedulerTables } from './scheduler-tables.js';
 
 /**
@@ -52,21 +52,26 @@ export class JobCountsRepository {
   }
 
   /**
-   * Folds the recorded changes into the counts, in one statement: a change row is deleted and
-   * added at once, and one a concurrent fold deleted first is skipped. Returns how many endpoints'
-   * counts changed.
+   * Folds up to `BULK_LIMIT` recorded changes into the counts, in one statement: a change row is
+   * deleted and added at once, and one a concurrent fold holds is skipped. Returns how many were
+   * folded (callers repeat while a batch comes back full).
    */
   async fold(): Promise<number> {
     const { jobCount, jobCountChange } = this.t.sql;
-    return this.db.$executeRaw(Prisma.sql`
+    const [{ folded }] = await this.db.$queryRaw<Array<{ folded: number }>>(Prisma.sql`
       WITH moved AS (
-        DELETE FROM ${jobCountChange} RETURNING "endpointId", completed, failed, retried
+        DELETE FROM ${jobCountChange} WHERE id = ANY(ARRAY(
+          SELECT id FROM ${jobCountChange} ORDER BY id LIMIT ${BULK_LIMIT} FOR UPDATE SKIP LOCKED))
+        RETURNING "endpointId", completed, failed, retried
+      ), added AS (
+        INSERT INTO ${jobCount} AS c ("endpointId", completed, failed, retried)
+        SELECT "endpointId", sum(completed), sum(failed), sum(retried) FROM moved
+        GROUP BY "endpointId" ORDER BY "endpointId"
+        ON CONFLICT ("endpointId") DO UPDATE SET completed = c.completed + EXCLUDED.completed,
+          failed = c.failed + EXCLUDED.failed, retried = c.retried + EXCLUDED.retried
       )
-      INSERT INTO ${jobCount} AS c ("endpointId", completed, failed, retried)
-      SELECT "endpointId", sum(completed), sum(failed), sum(retried) FROM moved
-      GROUP BY "endpointId" ORDER BY "endpointId"
-      ON CONFLICT ("endpointId") DO UPDATE SET completed = c.completed + EXCLUDED.completed,
-        failed = c.failed + EXCLUDED.failed, retried = c.retried + EXCLUDED.retried`);
+      SELECT count(*)::int AS folded FROM moved`);
+    return folded;
   }
 
   /** Forgets the counts of deleted endpoints once none of their jobs counts any more. */

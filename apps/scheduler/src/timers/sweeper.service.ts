@@ -88,7 +88,9 @@ export class Sweeper implements OnApplicationBootstrap, OnModuleDestroy {
         /* next batch */
       }
       // After the TTL sweep: the tombstones it made are among the changes folded.
-      await this.counts.fold();
+      while ((await this.counts.fold()) >= BULK_LIMIT) {
+        /* next batch */
+      }
       const lost = await this.workers.sweepSilent(now, this.settings.workerStartTimeoutMs);
       if (lost.length)
         await this.liveness.lost(lost, now, 'worker lost: no call for 3 ping intervals');
