@@ -8,6 +8,7 @@ import {
 import { KEPT_AS_SENT, RunplaneError, type ErrorDetail } from '@runplane/contracts';
 import { defaultMetadataStorage } from 'class-transformer/cjs/storage.js';
 import { getMetadataStorage, type ValidatorOptions } from 'class-validator';
+import { passesQuickly } from './quick-validation.js';
 
 /**
  * class-validator looks up a class's rules by walking every class it knows (an `instanceof` per
@@ -239,6 +240,8 @@ class DataKeepingValidationPipe extends ValidationPipe {
       field.parent[field.key] = field.value; // the body as it came, for whoever reads it later
       restore(object, field);
     }
+    // A valid object needs no error list: class-validator is asked only when a check fails.
+    if (passesQuickly(object, options)) return [];
     return super.validate(object, options);
   }
 }
