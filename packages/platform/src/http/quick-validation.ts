@@ -3,6 +3,7 @@ import {
   type ValidationArguments,
   type ValidatorOptions,
 } from 'class-validator';
+import { onValidationRulesChanged } from './validation-rules.js';
 
 /**
  * class-validator's verdict on an object, without its machinery, when the object is valid.
@@ -65,21 +66,24 @@ interface Plan {
   declared: Set<string>;
 }
 
-const plans = new WeakMap<readonly Metadata[], Plan | null>();
+/** Per class; forgotten whenever a rule is added anywhere (a class defined later may inherit). */
+let plans = new WeakMap<object, Plan | null>();
+onValidationRulesChanged(() => {
+  plans = new WeakMap();
+});
 
-function planFor(target: unknown): Plan | null {
-  const storage = getMetadataStorage();
-  // The list is remembered per class until a rule is added (validation.ts), so is the plan.
-  const rules = storage.getTargetValidationMetadatas(
-    target as new () => unknown,
-    undefined as unknown as string,
-    false,
-    false,
-  );
-  let plan = plans.get(rules);
+function planFor(target: object): Plan | null {
+  let plan = plans.get(target);
   if (plan === undefined) {
+    const storage = getMetadataStorage();
+    const rules = storage.getTargetValidationMetadatas(
+      target as new () => unknown,
+      undefined as unknown as string,
+      false,
+      false,
+    );
     plan = buildPlan(rules, storage);
-    plans.set(rules, plan);
+    plans.set(target, plan);
   }
   return plan;
 }
@@ -136,7 +140,7 @@ function objectPasses(object: object, whitelist: boolean): boolean {
   const record = object as Record<string, unknown>;
   for (const property of plan.properties) {
     const value = record[property.name];
-    if (!property.conditions.every((m) => (m.constraints[0] as Condition)(object, value))) continue;
+    if (!conditionsHold(object, value, property.conditions)) continue;
     if (!checksPass(object, value, property.defined)) return false;
     if (!checksPass(object, value, property.checks)) return false;
     if (property.nested && !nestedPasses(value, whitelist)) return false;
@@ -145,6 +149,13 @@ function objectPasses(object: object, whitelist: boolean): boolean {
 }
 
 type Condition = (object: object, value: unknown) => boolean;
+
+/** `IsOptional`, `ValidateIf`: when one is false, the property is not checked at all. */
+function conditionsHold(object: object, value: unknown, conditions: Metadata[]): boolean {
+  for (const condition of conditions)
+    if (!(condition.constraints[0] as Condition)(object, value)) return false;
+  return true;
+}
 
 function checksPass(object: object, value: unknown, checks: Check[]): boolean {
   for (const { metadata, validators } of checks) {
@@ -156,21 +167,23 @@ function checksPass(object: object, value: unknown, checks: Check[]): boolean {
       value,
       constraints: metadata.constraints,
     };
-    const items =
-      metadata.each && (Array.isArray(value) || value instanceof Set || value instanceof Map)
-        ? [...(value instanceof Map ? value.values() : value)]
-        : [value];
-    for (const validator of validators)
-      for (const item of items) {
-        const valid = validator.validate(item, args);
-        if (valid !== true && !isSyncTruthy(valid)) return false;
+    const each =
+      metadata.each && (Array.isArray(value) || value instanceof Set || value instanceof Map);
+    for (const validator of validators) {
+      if (!each) {
+        if (!isValid(validator.validate(value, args))) return false;
+        continue;
       }
+      for (const item of value instanceof Map ? value.values() : (value as Iterable<unknown>))
+        if (!isValid(validator.validate(item, args))) return false;
+    }
   }
   return true;
 }
 
 /** A validator's answer that class-validator takes as valid: truthy and not a promise. */
-function isSyncTruthy(answer: unknown): boolean {
+function isValid(answer: unknown): boolean {
+  if (answer === true) return true;
   const promise =
     answer !== null &&
     typeof answer === 'object' &&
