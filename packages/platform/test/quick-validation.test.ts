@@ -219,6 +219,7 @@ describe('passesQuickly (class-validator without its machinery, for valid object
     expect(passesQuickly(outer, { ...LENIENT, groups: ['a'] })).toBe(false);
     expect(passesQuickly(outer, { ...LENIENT, forbidUnknownValues: true })).toBe(false);
     expect(passesQuickly(outer, undefined)).toBe(false);
+    expect(passesQuickly(Object.create(null) as object, LENIENT)).toBe(false);
     // A nested value that is not an object, an unknown nested field under whitelist: refused.
     expect(passesQuickly(plainToInstance(Outer, { inner: 3 }), LENIENT)).toBe(false);
     expect(passesQuickly(plainToInstance(Outer, { inner: { n: 1, m: 2 } }), STRICT)).toBe(false);

@@ -134,6 +134,8 @@ function buildPlan(
 }
 
 function objectPasses(object: object, whitelist: boolean): boolean {
+  // An object without a class (Object.create(null)) is class-validator's to judge.
+  if (typeof object.constructor !== 'function') return false;
   const plan = planFor(object.constructor);
   if (!plan) return false;
   if (whitelist) for (const key of Object.keys(object)) if (!plan.declared.has(key)) return false;
