@@ -13,19 +13,13 @@ import {
   validate,
   ValidatorConstraint,
   type ValidatorConstraintInterface,
-  type ValidatorOptions,
 } from 'class-validator';
 import { passesQuickly } from '../src/http/quick-validation.js';
+import { pipeValidatorOptions } from '../src/http/validation.js';
 
-// The pipe's two sets of options (validation.ts): bus payloads and query strings, request bodies.
-const LENIENT: ValidatorOptions = {
-  forbidUnknownValues: false,
-  whitelist: false,
-  forbidNonWhitelisted: false,
-  stopAtFirstError: true,
-  validationError: { target: false, value: false },
-};
-const STRICT: ValidatorOptions = { ...LENIENT, whitelist: true, forbidNonWhitelisted: true };
+// The pipe's two sets of options: bus payloads and query strings, request bodies.
+const LENIENT = pipeValidatorOptions(false);
+const STRICT = pipeValidatorOptions(true);
 
 type Dto = new () => object;
 const rulesOf = (cls: Dto) =>

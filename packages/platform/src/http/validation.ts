@@ -48,14 +48,21 @@ export function createValidationPipe(
   };
 }
 
-function pipeOptions(strict: boolean): ValidationPipeOptions {
+/** What the pipe asks class-validator for: bodies strict, query strings and bus payloads not. */
+export function pipeValidatorOptions(strict: boolean): ValidatorOptions {
   return {
-    transform: true,
     forbidUnknownValues: false,
     whitelist: strict,
     forbidNonWhitelisted: strict,
     stopAtFirstError: true,
     validationError: { target: false, value: false },
+  };
+}
+
+function pipeOptions(strict: boolean): ValidationPipeOptions {
+  return {
+    transform: true,
+    ...pipeValidatorOptions(strict),
     exceptionFactory: (errors) => {
       const details = flattenValidationErrors(errors);
       const message = details.length
