@@ -2,6 +2,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { PGlite } from '@electric-sql/pglite';
 import { EmbeddedMaintenance, type MaintenanceLog } from './embedded-maintenance.js';
+import { initdbImage } from './initdb-image.js';
 import { PreparedPGlite, type PGliteClient } from './prepared-pglite.js';
 
 /**
@@ -28,7 +29,8 @@ export class EmbeddedPostgres {
 
   /** Opens (or creates) the database in `dataDir`, or in memory when `dataDir` is undefined. */
   static async open(dataDir?: string): Promise<EmbeddedPostgres> {
-    if (!dataDir) return new EmbeddedPostgres(await PGlite.create());
+    if (!dataDir)
+      return new EmbeddedPostgres(await PGlite.create({ loadDataDir: await initdbImage() }));
     // The data dir holds every tenant's data and (standalone) the vault's master key: only this
     // server's user may enter it, and what it writes there is its own (workloads run as other users).
     process.umask(0o077);
@@ -36,7 +38,13 @@ export class EmbeddedPostgres {
     fs.chmodSync(dataDir, 0o700);
     const lockFile = takeLock(dataDir);
     try {
-      const pglite = await PGlite.create({ dataDir: path.join(dataDir, 'pgdata') });
+      const pgdata = path.join(dataDir, 'pgdata');
+      // A new data directory starts from the initialised image instead of running initdb.
+      const isNew = !fs.existsSync(path.join(pgdata, 'PG_VERSION'));
+      const pglite = await PGlite.create({
+        dataDir: pgdata,
+        loadDataDir: isNew ? await initdbImage() : undefined,
+      });
       privateTree(dataDir);
       return new EmbeddedPostgres(pglite, lockFile, dataDir);
     } catch (err) {

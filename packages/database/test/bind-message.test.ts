@@ -1,4 +1,5 @@
 import { PGlite, protocol } from '@electric-sql/pglite';
+import { initdbImage } from '../src/initdb-image.js';
 import { bindMessage } from '../src/bind-message.js';
 import { PreparedPGlite } from '../src/prepared-pglite.js';
 
@@ -18,7 +19,7 @@ describe('bindMessage', () => {
   });
 
   it('carries multi-byte text whole into the database and back', async () => {
-    const pg = await PGlite.create();
+    const pg = await PGlite.create({ loadDataDir: await initdbImage() });
     try {
       const client = new PreparedPGlite(pg).client();
       const texts = ['é—漢字 🚀', 'q"uote\\back', 'x'.repeat(50_000) + '✓', ''];

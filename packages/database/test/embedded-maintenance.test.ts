@@ -1,5 +1,6 @@
 import { jest } from '@jest/globals';
 import { PGlite } from '@electric-sql/pglite';
+import { initdbImage } from '../src/initdb-image.js';
 import { EmbeddedMaintenance } from '../src/embedded-maintenance.js';
 
 describe('EmbeddedMaintenance', () => {
@@ -7,7 +8,7 @@ describe('EmbeddedMaintenance', () => {
   const log = { debug: jest.fn(), warn: jest.fn() };
 
   beforeEach(async () => {
-    pg = await PGlite.create();
+    pg = await PGlite.create({ loadDataDir: await initdbImage() });
     await pg.exec(`
       CREATE SCHEMA app;
       CREATE TABLE app.job (id int PRIMARY KEY, status text NOT NULL, queued_at timestamp NOT NULL);

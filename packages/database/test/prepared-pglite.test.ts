@@ -1,11 +1,12 @@
 import { PGlite } from '@electric-sql/pglite';
+import { initdbImage } from '../src/initdb-image.js';
 import { GENERIC_PLAN_HINT, PreparedPGlite } from '../src/prepared-pglite.js';
 
 describe('PreparedPGlite', () => {
   let pg: PGlite;
 
   beforeEach(async () => {
-    pg = await PGlite.create();
+    pg = await PGlite.create({ loadDataDir: await initdbImage() });
     await pg.exec('CREATE TABLE item (id int PRIMARY KEY, name text NOT NULL, doc json)');
   });
   afterEach(() => pg.close());
