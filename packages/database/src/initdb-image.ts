@@ -31,10 +31,15 @@ export async function initdbImage(tmpDir = os.tmpdir()): Promise<Blob | undefine
   const pg = await PGlite.create();
   try {
     const image = await pg.dumpDataDir('none');
-    // Written aside and renamed: a process reading the cache never sees half a file.
+    // Written aside and renamed: a process reading the cache never sees half a file. A cache that
+    // cannot be written (a full disk) only means the next database runs initdb again.
     const partial = `${file}.${process.pid}.${Date.now()}`;
-    fs.writeFileSync(partial, Buffer.from(await image.arrayBuffer()), { mode: 0o600 });
-    fs.renameSync(partial, file);
+    try {
+      fs.writeFileSync(partial, Buffer.from(await image.arrayBuffer()), { mode: 0o600 });
+      fs.renameSync(partial, file);
+    } catch {
+      fs.rmSync(partial, { force: true });
+    }
     return image;
   } finally {
     await pg.close();
@@ -47,12 +52,12 @@ function privateCacheDir(tmpDir: string): string | undefined {
   if (uid === undefined) return undefined;
   const dir = path.join(tmpDir, `runplane-${uid}`);
   try {
-    fs.mkdirSync(dir, { mode: 0o700 });
-  } catch (err) {
-    if ((err as NodeJS.ErrnoException).code !== 'EEXIST') return undefined;
+    fs.mkdirSync(dir, { recursive: true, mode: 0o700 });
+    const stat = fs.lstatSync(dir);
+    return stat.isDirectory() && stat.uid === uid && (stat.mode & 0o077) === 0 ? dir : undefined;
+  } catch {
+    return undefined; // a temporary directory this user cannot write to: no cache
   }
-  const stat = fs.lstatSync(dir);
-  return stat.isDirectory() && stat.uid === uid && (stat.mode & 0o077) === 0 ? dir : undefined;
 }
 
 function isOwnPrivateFile(file: string): boolean {
