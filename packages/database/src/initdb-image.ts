@@ -54,7 +54,7 @@ function privateCacheDir(tmpDir: string): string | undefined {
   try {
     fs.mkdirSync(dir, { recursive: true, mode: 0o700 });
     const stat = fs.lstatSync(dir);
-    return stat.isDirectory() && stat.uid === uid && (stat.mode & 0o077) === 0 ? dir : undefined;
+    return stat.isDirectory() && isPrivateTo(stat, uid) ? dir : undefined;
   } catch {
     return undefined; // a temporary directory this user cannot write to: no cache
   }
@@ -63,8 +63,13 @@ function privateCacheDir(tmpDir: string): string | undefined {
 function isOwnPrivateFile(file: string): boolean {
   try {
     const stat = fs.lstatSync(file);
-    return stat.isFile() && stat.uid === process.getuid?.() && (stat.mode & 0o077) === 0;
+    return stat.isFile() && isPrivateTo(stat, process.getuid?.());
   } catch {
     return false;
   }
+}
+
+/** Owned by `uid`, and neither its group nor anyone else may read or write it. */
+function isPrivateTo(stat: fs.Stats, uid: number | undefined): boolean {
+  return stat.uid === uid && (stat.mode & 0o077) === 0;
 }
