@@ -1,6 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { DEFAULT_PING_INTERVAL_MS } from '@runplane/contracts';
 import { environmentOf, intSetting, RunplaneConfig } from '@runplane/platform';
+import { DEFAULT_START_BACKOFF_MS, startBackoffMs } from './store/worker-rules.js';
 
 /**
  * The scheduler's own tuning (docs/configuration.md). Kept here rather than in RunplaneConfig
@@ -18,6 +19,8 @@ export class SchedulerSettings {
   readonly autoscaleSettledMs: number;
   /** A managed worker that has not called in by then counts as failed to start. */
   readonly workerStartTimeoutMs: number;
+  /** RUNPLANE_WORKER_START_BACKOFF_MS: the wait after a failed start, doubled for each further one. */
+  readonly workerStartBackoffMs: number;
   /** Long polls re-read the database at least this often, in case a wake-up signal was lost. */
   readonly longPollRecheckMs: number;
   /**
@@ -52,6 +55,13 @@ export class SchedulerSettings {
       1000,
       3_600_000,
     );
+    this.workerStartBackoffMs = intSetting(
+      env,
+      'RUNPLANE_WORKER_START_BACKOFF_MS',
+      DEFAULT_START_BACKOFF_MS,
+      100,
+      300_000,
+    );
     this.longPollRecheckMs = intSetting(env, 'RUNPLANE_LONG_POLL_RECHECK_MS', 2000, 50, 60_000);
     this.jobMaxAttempts = intSetting(env, 'RUNPLANE_JOB_MAX_ATTEMPTS', 3, 1, 100);
     this.workerHistoryMs = intSetting(
@@ -64,4 +74,8 @@ export class SchedulerSettings {
     this.workerHistoryMax = intSetting(env, 'RUNPLANE_WORKER_HISTORY_MAX', 20, 1, 1000);
     this.publicUrl = config.RUNPLANE_PUBLIC_URL?.replace(/\/+$/, '') || undefined;
   }
+
+  /** How long an endpoint waits to start a worker again after `failures` failed starts in a row. */
+  readonly startBackoff = (failures: number): number =>
+    startBackoffMs(failures, this.workerStartBackoffMs);
 }

@@ -23,6 +23,12 @@ describe('autoscaler with a stand-in pod-rest', () => {
   const attempts = new Map<string, number[]>();
   const timers: NodeJS.Timeout[] = [];
   const scenarios = new Map<string, Promise<void>>();
+  /**
+   * The first back-off after a failed start (RUNPLANE_WORKER_START_BACKOFF_MS; 2 s by default):
+   * long enough that the crash scenario can see an endpoint backing off through /health calls,
+   * slow on a loaded machine while every scenario runs at once.
+   */
+  const BACKOFF_MS = 5000;
 
   const startsOf = (ep: string) => started.filter((s) => s.endpointId === ep);
   const health = (ep: string) => h.call(SchedulerRpc.health, { ownerId: owner, endpointId: ep });
@@ -59,6 +65,7 @@ describe('autoscaler with a stand-in pod-rest', () => {
     h = await startHarness({
       RUNPLANE_WORKER_START_TIMEOUT_MS: '6000',
       RUNPLANE_WORKER_PING_INTERVAL_MS: '2000',
+      RUNPLANE_WORKER_START_BACKOFF_MS: String(BACKOFF_MS),
     });
     // The vault mints worker keys for real users only: use the bootstrap admin's user.
     const keyHash = createHash('sha256').update(h.server.apiKey).digest('hex');
@@ -319,12 +326,15 @@ describe('autoscaler with a stand-in pod-rest', () => {
         refusing.add(ep);
         await until(async () => (attempts.get(ep)?.length ?? 0) >= 1, 15_000, 'first attempt');
         await until(async () => (await health(ep)).workers.throttled === 1, 15_000, 'throttled');
-        // 2 s, then 4 s between attempts (and not one per 100 ms tick): at most 2 in the first 5.5 s.
+        // One back-off, then twice that between attempts (not one per 100 ms tick): at most 2 tries
+        // before the third could come.
         const firstTry = attempts.get(ep)![0];
-        await sleep(Math.max(0, firstTry + 5500 - Date.now()));
-        const tries = attempts.get(ep)!.filter((t) => t - firstTry < 5500);
+        const window = 2.75 * BACKOFF_MS;
+        await sleep(Math.max(0, firstTry + window - Date.now()));
+        const tries = attempts.get(ep)!.filter((t) => t - firstTry < window);
         expect(tries.length).toBeLessThanOrEqual(2);
-        if (tries.length === 2) expect(tries[1] - tries[0]).toBeGreaterThanOrEqual(1900);
+        if (tries.length === 2)
+          expect(tries[1] - tries[0]).toBeGreaterThanOrEqual(BACKOFF_MS - 100);
         refusing.delete(ep);
         await nthStart(ep, 1, 15_000);
       },
@@ -386,8 +396,8 @@ describe('autoscaler with a stand-in pod-rest', () => {
           exitCode: 1,
         });
         // Died young: a failed start. Shown as unhealthy (and the missing worker as throttled) while
-        // backing off. That lasts the 2 s back-off only, so /health is sampled from the exit on, beside
-        // the requeue check below, until the next start (on a loaded machine one call can take ~1 s).
+        // backing off. That lasts the back-off only, so /health is sampled from the exit on, beside the
+        // requeue check below, until the next start (on a loaded machine one call can take seconds).
         let backingOffSeen = false;
         const watchBackOff = (async () => {
           while (!backingOffSeen && !startsOf(ep)[1]) {
@@ -411,16 +421,16 @@ describe('autoscaler with a stand-in pod-rest', () => {
         const second = await nthStart(ep, 2, 30_000);
         await watchBackOff;
         expect(backingOffSeen).toBe(true); // unhealthy and throttled before the next start
-        expect(attempts.get(ep)![1] - exitAt).toBeGreaterThanOrEqual(1900);
-        // It crashes too, before ever calling in: the next back-off is longer (4 s).
+        expect(attempts.get(ep)![1] - exitAt).toBeGreaterThanOrEqual(BACKOFF_MS - 100);
+        // It crashes too, before ever calling in: the next back-off is twice as long.
         exitAt = Date.now();
         await h.server.bus.signal(PodSignals.workerExited, {
           endpointId: ep,
           workerId: second.workerId,
           exitCode: 139,
         });
-        const third = await nthStart(ep, 3, 15_000);
-        expect(attempts.get(ep)![2] - exitAt).toBeGreaterThanOrEqual(3900);
+        const third = await nthStart(ep, 3, 30_000);
+        expect(attempts.get(ep)![2] - exitAt).toBeGreaterThanOrEqual(2 * BACKOFF_MS - 100);
         expect(stopped).toEqual(expect.arrayContaining([first.workerId, second.workerId]));
         expect((await health(ep)).workers.unhealthy).toBe(2);
         // This one works: it runs the requeued job; the endpoint is healthy again.

@@ -186,8 +186,13 @@ describe('decideScaling', () => {
 
 describe('startBackoffMs', () => {
   it('doubles from 2 s up to 5 minutes', () => {
-    expect([1, 2, 3, 4].map(startBackoffMs)).toEqual([2000, 4000, 8000, 16_000]);
+    expect([1, 2, 3, 4].map((n) => startBackoffMs(n))).toEqual([2000, 4000, 8000, 16_000]);
     expect(startBackoffMs(30)).toBe(300_000);
+  });
+
+  it('starts from the configured first back-off (RUNPLANE_WORKER_START_BACKOFF_MS)', () => {
+    expect([1, 2, 3].map((n) => startBackoffMs(n, 5000))).toEqual([5000, 10_000, 20_000]);
+    expect(startBackoffMs(12, 5000)).toBe(300_000);
   });
 });
 

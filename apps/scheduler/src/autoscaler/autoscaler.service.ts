@@ -14,7 +14,6 @@ import { shortId } from '../shared/ids.js';
 import { ANY_JOB, JobChanges } from '../shared/job-changes.js';
 import { Leadership, leaseTtl } from '../timers/leadership.js';
 import { WorkerKeys } from '../workers/worker-keys.js';
-import { startBackoffMs } from '../store/worker-rules.js';
 import { JobTimersRepository } from '../store/job-timers.repository.js';
 import { WorkersRepository, type WorkerRow } from '../store/workers.repository.js';
 import { GpuWaits } from './gpu-waits.js';
@@ -295,7 +294,11 @@ export class Autoscaler implements OnApplicationBootstrap, OnModuleDestroy {
       }
       // A service that is not answering is retried on the next tick; a refused start backs off.
       if (!unavailable) {
-        await this.endpoints.recordStartFailure(endpoint.id, startBackoffMs, new Date());
+        await this.endpoints.recordStartFailure(
+          endpoint.id,
+          this.settings.startBackoff,
+          new Date(),
+        );
         await this.gpuWaits.cleared(endpoint); // refused for another reason
       }
       this.warn(

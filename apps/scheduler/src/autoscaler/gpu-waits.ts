@@ -2,7 +2,7 @@ import { Inject, Injectable } from '@nestjs/common';
 import type { GpuShortage } from '@runplane/contracts';
 import { LOGGER, type Logger } from '@runplane/platform';
 import { EndpointsRepository, type EndpointRow } from '../store/endpoints.repository.js';
-import { startBackoffMs } from '../store/worker-rules.js';
+import { SchedulerSettings } from '../settings.js';
 import { WorkersRepository } from '../store/workers.repository.js';
 import { WorkerKeys } from '../workers/worker-keys.js';
 
@@ -24,6 +24,7 @@ export class GpuWaits {
     private readonly endpoints: EndpointsRepository,
     private readonly workers: WorkersRepository,
     private readonly keys: WorkerKeys,
+    private readonly settings: SchedulerSettings,
     @Inject(LOGGER) private readonly logger: Logger,
   ) {}
 
@@ -46,7 +47,7 @@ export class GpuWaits {
     if (shortage.needed > shortage.total) {
       const reason = `start refused: a worker needs ${shortage.needed} GPUs and this machine has ${shortage.total} (NOT_ENOUGH_GPUS)`;
       await this.workers.markStartRefused(endpoint.id, workerId, reason, now);
-      await this.endpoints.recordStartFailure(endpoint.id, startBackoffMs, now);
+      await this.endpoints.recordStartFailure(endpoint.id, this.settings.startBackoff, now);
       this.logger.warn({ endpointId: endpoint.id, ...shortage }, reason);
     } else {
       await this.workers.delete(endpoint.id, workerId);

@@ -126,7 +126,7 @@ export class EndpointsRepository {
     return this.db.endpoint.count({ where: { templateId } });
   }
 
-  /** One more failed worker start: the next start waits `backoffMs`. */
+  /** One more failed worker start: the next start waits `backoff(failures in a row)`. */
   async recordStartFailure(
     id: string,
     backoff: (failures: number) => number,

@@ -3,7 +3,7 @@ import { LOGGER, type Logger } from '@runplane/platform';
 import { EndpointsRepository } from '../store/endpoints.repository.js';
 import { JobTimersRepository } from '../store/job-timers.repository.js';
 import { ANY_JOB, JobChanges } from '../shared/job-changes.js';
-import { startBackoffMs } from '../store/worker-rules.js';
+import { SchedulerSettings } from '../settings.js';
 import type { LostWorker } from '../store/workers.repository.js';
 
 /** What happens when a worker is found dead (silent, failed its checks, stopped). */
@@ -13,6 +13,7 @@ export class WorkerLiveness {
     private readonly jobs: JobTimersRepository,
     private readonly endpoints: EndpointsRepository,
     private readonly changes: JobChanges,
+    private readonly settings: SchedulerSettings,
     @Inject(LOGGER) private readonly logger: Logger,
   ) {}
 
@@ -25,7 +26,7 @@ export class WorkerLiveness {
     for (const w of workers) {
       // The back-off first: requeueing wakes the autoscaler, which must already see it.
       if (w.managed && w.diedYoung)
-        await this.endpoints.recordStartFailure(w.endpointId, startBackoffMs, now);
+        await this.endpoints.recordStartFailure(w.endpointId, this.settings.startBackoff, now);
       const { requeued, failed } = await this.jobs.requeueFromWorker(
         w.endpointId,
         w.id,
