@@ -276,11 +276,12 @@ export class Autoscaler implements OnApplicationBootstrap, OnModuleDestroy {
       );
       return true;
     } catch (err) {
+      const now = new Date();
       const status = err instanceof RunplaneError ? err.status : 500;
       const unavailable = status === 503 || status === 504;
       // A refused start stays listed (as ended, saying why); one a service did not answer is retried.
       if (unavailable) await this.workers.delete(endpoint.id, workerId);
-      else await this.workers.markStartRefused(endpoint.id, workerId, refusal(err), new Date());
+      else await this.workers.markStartRefused(endpoint.id, workerId, refusal(err), now);
       await this.keys.retire([workerId]);
       if (status === 504) {
         // It may have started after all: make sure it does not run unmanaged.
@@ -294,11 +295,7 @@ export class Autoscaler implements OnApplicationBootstrap, OnModuleDestroy {
       }
       // A service that is not answering is retried on the next tick; a refused start backs off.
       if (!unavailable) {
-        await this.endpoints.recordStartFailure(
-          endpoint.id,
-          this.settings.startBackoff,
-          new Date(),
-        );
+        await this.endpoints.recordStartFailure(endpoint.id, this.settings.startBackoff, now);
         await this.gpuWaits.cleared(endpoint); // refused for another reason
       }
       this.warn(
