@@ -19,7 +19,7 @@ export class SchedulerSettings {
   readonly autoscaleSettledMs: number;
   /** A managed worker that has not called in by then counts as failed to start. */
   readonly workerStartTimeoutMs: number;
-  /** RUNPLANE_WORKER_START_BACKOFF_MS: the wait after a failed start, doubled for each further one. */
+  /** RUNPLANE_WORKER_START_BACKOFF_MS: the wait after a failed start, doubled for each next one. */
   readonly workerStartBackoffMs: number;
   /** Long polls re-read the database at least this often, in case a wake-up signal was lost. */
   readonly longPollRecheckMs: number;

@@ -395,9 +395,10 @@ describe('autoscaler with a stand-in pod-rest', () => {
           workerId: first.workerId,
           exitCode: 1,
         });
-        // Died young: a failed start. Shown as unhealthy (and the missing worker as throttled) while
-        // backing off. That lasts the back-off only, so /health is sampled from the exit on, beside the
-        // requeue check below, until the next start (on a loaded machine one call can take seconds).
+        // Died young: a failed start. Shown as unhealthy (and the missing worker as throttled)
+        // while backing off. That lasts the back-off only, so /health is sampled from the exit on,
+        // beside the requeue check below, until the next start (on a loaded machine one call can
+        // take seconds).
         let backingOffSeen = false;
         const watchBackOff = (async () => {
           while (!backingOffSeen && !startsOf(ep)[1]) {

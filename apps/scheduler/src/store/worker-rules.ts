@@ -1,6 +1,6 @@
 /** Rules of managed workers' lifecycle, shared by liveness checks and the autoscaler. */
 
-/** The first back-off after a failed worker start, unless RUNPLANE_WORKER_START_BACKOFF_MS says otherwise. */
+/** The first back-off after a failed worker start (RUNPLANE_WORKER_START_BACKOFF_MS sets it). */
 export const DEFAULT_START_BACKOFF_MS = 2000;
 
 /**
