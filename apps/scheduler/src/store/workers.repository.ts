@@ -148,19 +148,22 @@ export class WorkersRepository {
 
   /**
    * Workers silent for 3 ping intervals, and managed workers that never called in within the
-   * start timeout, turn unhealthy.
+   * start timeout, turn unhealthy. Both count only from `listeningSince`, when the caller could
+   * last hear them without a break: a worker's calls made while the scheduler, its database or
+   * its bus was down were refused, and are no sign that the worker died.
    */
-  sweepSilent(now: Date, startTimeoutMs: number): Promise<LostWorker[]> {
+  sweepSilent(now: Date, startTimeoutMs: number, listeningSince: Date): Promise<LostWorker[]> {
     return this.db.$queryRawUnsafe<LostWorker[]>(
       `
       UPDATE ${this.t.worker} SET state = 'unhealthy',
         reason = COALESCE(reason, CASE WHEN state = 'ready' THEN '${MISSED_PINGS}' ELSE '${NEVER_CALLED_IN}' END)
-      WHERE (state = 'ready' AND "lastSeenAt" + 3 * "pingIntervalMs" * interval '1 millisecond' <= $1::timestamp(3))
-         OR (state = 'initializing' AND "createdAt" + $2 * interval '1 millisecond' <= $1::timestamp(3))
+      WHERE (state = 'ready' AND greatest("lastSeenAt", $3::timestamp(3)) + 3 * "pingIntervalMs" * interval '1 millisecond' <= $1::timestamp(3))
+         OR (state = 'initializing' AND greatest("createdAt", $3::timestamp(3)) + $2 * interval '1 millisecond' <= $1::timestamp(3))
       RETURNING "endpointId", id, managed,
         ("firstSeenAt" IS NULL OR "lastSeenAt" - "firstSeenAt" < interval '1 minute') AS "diedYoung"`,
       ts(now),
       startTimeoutMs,
+      ts(listeningSince),
     );
   }
 

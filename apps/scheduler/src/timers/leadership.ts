@@ -16,6 +16,8 @@ const LEASE = 'scheduler-loops';
 export class Leadership {
   readonly holder = `scheduler-${randomUUID()}`;
   private leading = false;
+  /** Since when this replica has led without a break (undefined: it does not lead). */
+  private since?: Date;
   private checkedAt = 0;
 
   constructor(
@@ -41,13 +43,21 @@ export class Leadership {
           ? 'scheduler: this replica now runs the timers and the autoscaler'
           : 'scheduler: another replica runs the timers and the autoscaler',
       );
+    if (leading && !this.leading) this.since = new Date(now);
+    if (!leading) this.since = undefined;
     this.leading = leading;
     return leading;
+  }
+
+  /** When this replica last started to lead (undefined while it does not). */
+  get leadingSince(): Date | undefined {
+    return this.since;
   }
 
   async resign(): Promise<void> {
     if (this.leading) await this.leases.release(LEASE, this.holder).catch(() => {});
     this.leading = false;
+    this.since = undefined;
   }
 }
 

@@ -4,6 +4,7 @@ import {
   type OnApplicationBootstrap,
   type OnModuleDestroy,
 } from '@nestjs/common';
+import { Bus } from '@runplane/bus';
 import { LOGGER, type Logger } from '@runplane/platform';
 import { EndpointsRepository } from '../store/endpoints.repository.js';
 import { JobCountsRepository } from '../store/job-counts.repository.js';
@@ -35,6 +36,11 @@ export class Sweeper implements OnApplicationBootstrap, OnModuleDestroy {
   private running?: Promise<void>;
   private stopped = false;
   private lastCleanup = 0;
+  /**
+   * When this replica last could not hear workers: a sweep that failed (its database was
+   * unreachable, so their calls could not be recorded either) or its bus down.
+   */
+  private deafAt = new Date(0);
 
   constructor(
     private readonly jobs: JobTimersRepository,
@@ -46,6 +52,7 @@ export class Sweeper implements OnApplicationBootstrap, OnModuleDestroy {
     private readonly leadership: Leadership,
     private readonly changes: JobChanges,
     private readonly settings: SchedulerSettings,
+    private readonly bus: Bus,
     @Inject(LOGGER) private readonly logger: Logger,
   ) {}
 
@@ -91,7 +98,12 @@ export class Sweeper implements OnApplicationBootstrap, OnModuleDestroy {
       while ((await this.counts.fold()) >= BULK_LIMIT) {
         /* next batch */
       }
-      const lost = await this.workers.sweepSilent(now, this.settings.workerStartTimeoutMs);
+      if (!this.bus.isReady()) this.deafAt = new Date();
+      const lost = await this.workers.sweepSilent(
+        now,
+        this.settings.workerStartTimeoutMs,
+        this.listeningSince(),
+      );
       if (lost.length)
         await this.liveness.lost(lost, now, 'worker lost: no call for 3 ping intervals');
       if (now.getTime() - this.lastCleanup >= CLEANUP_EVERY_MS) {
@@ -107,9 +119,19 @@ export class Sweeper implements OnApplicationBootstrap, OnModuleDestroy {
         await this.keys.reconcile(now);
       }
     } catch (err) {
+      this.deafAt = new Date();
       if (!this.stopped)
         this.logger.warn({ err: String(err) }, 'scheduler: timer sweep failed; retrying next tick');
     }
+  }
+
+  /**
+   * Since when this replica has heard workers without a break: since it leads (a scheduler that
+   * was down, or another replica's, heard nobody meanwhile) and since it was last deaf.
+   */
+  private listeningSince(): Date {
+    const leading = this.leadership.leadingSince ?? new Date();
+    return leading > this.deafAt ? leading : this.deafAt;
   }
 
   /** Runs a batch statement until it has nothing left, announcing what changed. */
