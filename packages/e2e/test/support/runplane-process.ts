@@ -219,39 +219,59 @@ function seedDataDir(dataDir: string | undefined, cwd: string): void {
   if (template) fs.cpSync(template, target, { recursive: true });
 }
 
+const MIGRATE_TIMEOUT_MS = 180_000;
+/** How long a file waits for another's migration: its whole time, and some. */
+const TEMPLATE_WAIT_MS = MIGRATE_TIMEOUT_MS + 20_000;
+
 /**
- * The run's initialised data dir, made by the first server that needs it: `runplane migrate` into
- * a staging dir, renamed into place (a suite running beside this one may do the same; the first
- * rename wins). Undefined outside a Jest run of this package (no DATA_DIR_TEMPLATE_VAR).
+ * The run's initialised data dir, made once by the first server that needs it: `runplane migrate`
+ * into a staging dir, renamed into place. Files running beside this one wait for it (a lock dir)
+ * instead of each making their own: a migration costs ~10 s of CPU on a busy 2-core machine.
+ * Undefined outside a Jest run of this package (no DATA_DIR_TEMPLATE_VAR).
  */
 function dataDirTemplate(): string | undefined {
   const runDir = process.env[DATA_DIR_TEMPLATE_VAR];
   if (!runDir) return undefined;
   const template = path.join(runDir, 'data');
-  if (fs.existsSync(template)) return template;
+  const lock = path.join(runDir, 'template.lock');
+  const deadline = Date.now() + TEMPLATE_WAIT_MS;
+  for (;;) {
+    if (fs.existsSync(template)) return template;
+    try {
+      fs.mkdirSync(lock);
+      break;
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
+    }
+    if (Date.now() > deadline)
+      throw new Error(
+        `the suites' data dir template was not made within ${TEMPLATE_WAIT_MS / 1000} s (${lock} is held)`,
+      );
+    // Synchronous, as this runs in RunplaneProcess's constructor; a file waits only here, for the
+    // one migration of the run, before its first server starts.
+    Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 100);
+  }
   const staging = fs.mkdtempSync(path.join(runDir, 'staging-'));
   try {
+    if (fs.existsSync(template)) return template; // made between the check and the lock
     const started = Date.now();
     const migrate = spawnSync(process.execPath, [CLI, 'migrate'], {
       env: serverEnv({ RUNPLANE_DATA_DIR: path.join(staging, 'data') }),
       encoding: 'utf8',
-      timeout: 180_000,
+      timeout: MIGRATE_TIMEOUT_MS,
     });
     if (migrate.status !== 0)
       throw new Error(
         `runplane migrate (the suites' data dir template) failed: ${migrate.error ?? `exit ${migrate.status}`}\n${migrate.stdout}${migrate.stderr}`,
       );
-    try {
-      fs.renameSync(path.join(staging, 'data'), template);
-    } catch (err) {
-      if (!fs.existsSync(template)) throw err;
-    }
+    fs.renameSync(path.join(staging, 'data'), template);
     recordTiming(
       `data dir template: runplane migrate took ${((Date.now() - started) / 1000).toFixed(1)} s (standalone servers start on a copy)`,
     );
     return template;
   } finally {
     fs.rmSync(staging, { recursive: true, force: true });
+    fs.rmSync(lock, { recursive: true, force: true }); // a failed migration lets a waiter try
   }
 }
 
