@@ -3,6 +3,8 @@ import { SchedulerRpc } from '@runplane/contracts';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import { SchedulerSettings } from '../src/settings.js';
+import { EndpointsRepository } from '../src/store/endpoints.repository.js';
 import { Sweeper } from '../src/timers/sweeper.service.js';
 import { OWNER, sleep, startHarness, until, type Harness } from './support.js';
 
@@ -43,6 +45,28 @@ describe('worker liveness', () => {
       );
       expect(Date.now() - lastCall).toBeGreaterThanOrEqual(9900);
     }, 60_000);
+
+    it("workers that fail together step their endpoint's start back-off once", async () => {
+      const ep = await h.endpoint();
+      const endpoints = h.server.app.get(EndpointsRepository, { strict: false });
+      const { startBackoff } = h.server.app.get(SchedulerSettings, { strict: false });
+      const backoff = async () => {
+        const row = (await endpoints.find(ep))!;
+        return { failures: row.startFailures, until: row.startBackoffUntil?.getTime() };
+      };
+      const now = new Date();
+      // Eight workers lost in one sweep (their node died): one failed start, not eight.
+      for (let i = 0; i < 8; i++) await endpoints.recordStartFailure(ep, startBackoff, now);
+      expect(await backoff()).toEqual({ failures: 1, until: now.getTime() + startBackoff(1) });
+      // Another failure during the back-off is still the same one.
+      const during = new Date(now.getTime() + startBackoff(1) - 1);
+      await endpoints.recordStartFailure(ep, startBackoff, during);
+      expect((await backoff()).failures).toBe(1);
+      // Once the back-off is over, the next failure (the restarted workers dying) is a step more.
+      const after = new Date(now.getTime() + startBackoff(1));
+      await endpoints.recordStartFailure(ep, startBackoff, after);
+      expect(await backoff()).toEqual({ failures: 2, until: after.getTime() + startBackoff(2) });
+    });
 
     it('a worker silent while another is heard is lost after 3 intervals', async () => {
       const ep = await h.endpoint();

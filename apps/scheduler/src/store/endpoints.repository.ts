@@ -132,17 +132,21 @@ export class EndpointsRepository {
     backoff: (failures: number) => number,
     now: Date,
   ): Promise<void> {
-    const row = await this.db.endpoint
-      .update({
-        where: { id },
-        data: { startFailures: { increment: 1 } },
-        select: { startFailures: true },
-      })
-      .catch(() => null);
-    if (!row) return; // deleted meanwhile
-    await this.db.endpoint.updateMany({
+    const row = await this.db.endpoint.findUnique({
       where: { id },
-      data: { startBackoffUntil: new Date(now.getTime() + backoff(row.startFailures)) },
+      select: { startFailures: true, startBackoffUntil: true },
+    });
+    // Workers that fail while a back-off runs are the same failure of the endpoint: eight workers
+    // lost together (their node, or a release started on all of them) are one step, not eight
+    // (2 s would become over four minutes without workers).
+    if (!row || (row.startBackoffUntil && row.startBackoffUntil > now)) return;
+    const failures = row.startFailures + 1;
+    await this.db.endpoint.updateMany({
+      where: { id, startFailures: row.startFailures }, // a concurrent record counts once
+      data: {
+        startFailures: failures,
+        startBackoffUntil: new Date(now.getTime() + backoff(failures)),
+      },
     });
   }
 
