@@ -23,6 +23,7 @@ import http from 'node:http';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
+import { offerAtRate } from './lib/pacing.mjs';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const { values: opts } = parseArgs({
@@ -38,6 +39,14 @@ const PORT = Number(opts.port);
 const RATE = Number(opts.rate); // jobs per second
 const FAULT_EVERY_MS = Number(opts['fault-every']) * 1000;
 const base = `http://127.0.0.1:${PORT}`;
+// Job slots for the offered load: the jobs sleep 100–300 ms (200 on average), so RATE jobs a second
+// keep RATE × 0.2 slots busy; a quarter more for the requeues after each fault. The endpoint keeps
+// 2–3 workers and each runs more jobs at once as the rate grows (worker processes cost the machine
+// more than slots in one of them).
+const WORKERS_MIN = 2;
+const WORKER_CONCURRENCY = Math.max(4, Math.ceil((RATE * 0.2 * 1.25) / WORKERS_MIN));
+/** The share of --rate that must be accepted during the load for the rate to count as sustained. */
+const SUSTAINED_SHARE = 0.95;
 const namespace = `rp_chaos_${randomBytes(3).toString('hex')}`;
 const apiKey = `chaos-${randomBytes(16).toString('hex')}`;
 const pgBase = process.env.RUNPLANE_LOCAL_PG ?? 'postgresql://postgres@127.0.0.1:5432';
@@ -62,6 +71,10 @@ const cluster = spawn(
       LOG_LEVEL: 'warn',
       // Faster liveness so a killed worker's job is requeued within seconds.
       RUNPLANE_WORKER_PING_INTERVAL_MS: '2000',
+      // An endpoint admits 100 /run a second (docs/limits.md), so a load above half that, with the
+      // retries of whatever a fault refused, would meet the API's policy rather than the faults:
+      // limits stay on (as deployed) up to 50 jobs/s and are off above.
+      RUNPLANE_RATE_LIMITS: String(RATE <= 50),
     },
     stdio: ['ignore', 'pipe', 'pipe'],
   },
@@ -92,12 +105,13 @@ async function api(method, p, body, headers = {}) {
   } catch {
     json = undefined;
   }
-  return { status: res.status, json, text };
+  return { status: res.status, json, text, retryAfter: res.headers.get('retry-after') };
 }
 
 // ---- webhook receiver -------------------------------------------------------------------------------
 
 const webhooks = new Map(); // jobId -> Set of webhook-ids
+const firstWebhookAt = new Map(); // jobId -> when its first webhook arrived (epoch ms)
 const receiver = http.createServer((req, res) => {
   let body = '';
   req.on('data', (c) => {
@@ -107,6 +121,7 @@ const receiver = http.createServer((req, res) => {
     try {
       const { id } = JSON.parse(body);
       if (!webhooks.has(id)) webhooks.set(id, new Set());
+      if (!firstWebhookAt.has(id)) firstWebhookAt.set(id, Date.now());
       webhooks.get(id).add(String(req.headers['webhook-id']));
     } catch {
       /* not ours */
@@ -129,7 +144,13 @@ async function submitOne(endpointId, n) {
   const record = { n, window, key, id: null, attempts: 0 };
   jobs.push(record);
   const deadline = Date.now() + 60_000;
+  // As the official clients do: exponential back-off with jitter, and a 429's Retry-After. Every
+  // job refused during a fault retrying at a fixed pace would make a storm that the endpoint's
+  // rate limit (which counts refused requests too) turns into more refusals.
+  let backoffMs = 250;
   while (Date.now() < deadline) {
+    let waitMs = backoffMs;
+    backoffMs = Math.min(backoffMs * 2, 4000);
     record.attempts += 1;
     try {
       const res = await api(
@@ -140,28 +161,27 @@ async function submitOne(endpointId, n) {
       );
       if (res.status === 200) {
         record.id = res.json.id;
+        record.acceptedAt = Date.now();
         return;
       }
-      if (res.status < 500 && res.status !== 429) {
+      record.lastAnswer = res.status;
+      if (res.status === 429) waitMs = Math.max(waitMs, Number(res.retryAfter) * 1000 || 1000);
+      else if (res.status < 500) {
         record.error = `${res.status} ${res.text.slice(0, 200)}`;
         return;
       }
-    } catch {
-      /* connection refused while a service restarts: try again */
+    } catch (err) {
+      // Connection refused while a service restarts: try again.
+      record.lastAnswer = err.cause?.code ?? err.name;
     }
-    await sleep(500);
+    await sleep(waitMs * (0.5 + Math.random()));
   }
-  record.error = 'not accepted within 60 s';
+  record.error = `not accepted within 60 s (last answer: ${record.lastAnswer})`;
 }
 
-async function load(endpointId) {
-  const inflight = new Set();
-  for (let n = 0; loadOn; n++) {
-    const p = submitOne(endpointId, n).finally(() => inflight.delete(p));
-    inflight.add(p);
-    await sleep(1000 / RATE);
-  }
-  await Promise.all(inflight);
+/** Offers RATE jobs per second, by the clock, until the load stops. */
+function load(endpointId) {
+  return offerAtRate({ rate: RATE, isOn: () => loadOn, offer: (n) => submitOne(endpointId, n) });
 }
 
 // ---- faults --------------------------------------------------------------------------------------
@@ -273,21 +293,42 @@ function psql(db, sql) {
   }).trim();
 }
 
-async function finalStatuses(endpointId, accepted, timeoutMs) {
-  const status = new Map();
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const pending = accepted.filter(
-      (j) => !['COMPLETED', 'FAILED', 'CANCELLED', 'TIMED_OUT', 'LOST'].includes(status.get(j.id)),
-    );
-    if (!pending.length || Date.now() > deadline) return status;
-    for (const j of pending) {
-      const res = await api('GET', `/v2/${endpointId}/status/${j.id}`).catch(() => null);
-      if (res?.status === 200) status.set(j.id, res.json.status);
-      else if (res?.status === 404) status.set(j.id, 'LOST');
-    }
-    await sleep(2000);
+const FINAL = ['COMPLETED', 'FAILED', 'CANCELLED', 'TIMED_OUT'];
+/** No webhook for this long: the backlog is not draining (what is left is stuck, or unannounced). */
+const QUIET_MS = 90_000;
+const MAX_DRAIN_MS = 15 * 60_000;
+
+/**
+ * Every accepted job's state once the backlog has drained. A final state announces itself with
+ * a webhook, so this waits until every job has had one, or none came for QUIET_MS (at most
+ * MAX_DRAIN_MS), and then reads each job's status (LOST: 404), 16 at a time; a job not final yet is
+ * read once more a few seconds later (it may have been finishing).
+ */
+async function finalStatuses(endpointId, accepted) {
+  const started = Date.now();
+  let arrived = webhooks.size;
+  let lastArrival = Date.now();
+  while (accepted.some((j) => !webhooks.has(j.id))) {
+    if (webhooks.size !== arrived) [arrived, lastArrival] = [webhooks.size, Date.now()];
+    if (Date.now() - lastArrival > QUIET_MS || Date.now() - started > MAX_DRAIN_MS) break;
+    await sleep(1000);
   }
+  const status = new Map();
+  for (const pause of [0, 5000]) {
+    await sleep(pause);
+    const pending = accepted.filter((j) => !FINAL.includes(status.get(j.id)));
+    let next = 0;
+    const reader = async () => {
+      while (next < pending.length) {
+        const j = pending[next++];
+        const res = await api('GET', `/v2/${endpointId}/status/${j.id}`).catch(() => null);
+        if (res?.status === 200) status.set(j.id, res.json.status);
+        else if (res?.status === 404) status.set(j.id, 'LOST');
+      }
+    };
+    await Promise.all(Array.from({ length: 16 }, reader));
+  }
+  return status;
 }
 
 async function main() {
@@ -304,20 +345,20 @@ async function main() {
     imageName: 'chaos/echo:1',
     isServerless: true,
     dockerStartCmd: ['node', worker],
-    env: { CHAOS_RUN: namespace, WORKER_CONCURRENCY: '4' },
+    env: { CHAOS_RUN: namespace, WORKER_CONCURRENCY: String(WORKER_CONCURRENCY) },
   });
   const ep = await api('POST', '/v1/endpoints', {
     name: 'chaos',
     templateId: tpl.json.id,
-    workersMin: 2,
-    workersMax: 3,
+    workersMin: WORKERS_MIN,
+    workersMax: WORKERS_MIN + 1,
     idleTimeout: 30,
   });
   if (ep.status !== 200) throw new Error(`could not create the endpoint: ${ep.text}`);
   const endpointId = ep.json.id;
-  for (let i = 0; i < 120; i++) {
+  for (let i = 0; i < 360; i++) {
     const h = await api('GET', `/v2/${endpointId}/health`);
-    if (h.json?.workers?.idle >= 2) break;
+    if (h.json?.workers?.idle >= WORKERS_MIN) break;
     await sleep(500);
   }
   log('workers ready; steady load starts');
@@ -339,17 +380,19 @@ async function main() {
   window = 'after';
   await sleep(FAULT_EVERY_MS / 2);
   loadOn = false;
-  await loading;
+  const loadStopped = Date.now();
+  const { offered, seconds } = await loading;
   const accepted = jobs.filter((j) => j.id);
+  const refusals = {};
+  for (const j of jobs) if (!j.id) refusals[j.error] = (refusals[j.error] ?? 0) + 1;
   log(
     `load stopped: ${jobs.length} submitted, ${accepted.length} accepted; waiting for every job to be final`,
   );
+  if (accepted.length < jobs.length) log(`not accepted: ${JSON.stringify(refusals)}`);
 
-  const status = await finalStatuses(endpointId, accepted, 240_000);
+  const status = await finalStatuses(endpointId, accepted);
   log('waiting for webhooks');
-  const finals = accepted.filter((j) =>
-    ['COMPLETED', 'FAILED', 'CANCELLED', 'TIMED_OUT'].includes(status.get(j.id)),
-  );
+  const finals = accepted.filter((j) => FINAL.includes(status.get(j.id)));
   const hookDeadline = Date.now() + 120_000;
   while (finals.some((j) => !webhooks.has(j.id)) && Date.now() < hookDeadline) await sleep(2000);
 
@@ -410,21 +453,50 @@ async function main() {
           ['IN_QUEUE', 'IN_PROGRESS', undefined].includes(status.get(j.id)) &&
           status.get(j.id) !== 'LOST',
       ),
-      'webhooks missing': count(
-        (j) =>
-          ['COMPLETED', 'FAILED', 'CANCELLED', 'TIMED_OUT'].includes(status.get(j.id)) &&
-          !webhooks.has(j.id),
-      ),
+      'webhooks missing': count((j) => FINAL.includes(status.get(j.id)) && !webhooks.has(j.id)),
       'not accepted': mine.length - ok.length,
     };
   });
   console.table(table);
+  const stuck = accepted.filter(
+    (j) => !FINAL.includes(status.get(j.id)) && status.get(j.id) !== 'LOST',
+  );
+  if (stuck.length)
+    log(
+      `not final: ${stuck.length}, e.g. ${JSON.stringify(
+        stuck.slice(0, 10).map((j) => ({
+          id: j.id,
+          window: j.window,
+          status: status.get(j.id) ?? 'unread',
+          webhook: webhooks.has(j.id),
+        })),
+      )}`,
+    );
   // A fault that could not be injected proves nothing: the run fails.
   const notInjected = injected.filter((f) => f.error);
   const bad =
     table.reduce((n, r) => n + r.lost + r.duplicated + r.stuck + r['webhooks missing'], 0) +
     orphans.length +
     notInjected.length;
+  // Whether the platform kept pace with the offered load: jobs accepted (and, for the record,
+  // finished: first webhook received) while the load was on, per second of load.
+  const during = (at) => at !== undefined && at <= loadStopped;
+  const perSecond = (n) => Math.round((n / seconds) * 10) / 10;
+  const lastWebhook = Math.max(...accepted.map((j) => firstWebhookAt.get(j.id) ?? 0));
+  const rates = {
+    loadSeconds: Math.round(seconds),
+    offeredPerSecond: perSecond(offered),
+    acceptedPerSecond: perSecond(accepted.filter((j) => during(j.acceptedAt)).length),
+    finishedPerSecond: perSecond(accepted.filter((j) => during(firstWebhookAt.get(j.id))).length),
+    lastWebhookAfterLoadSeconds: Math.max(0, Math.round((lastWebhook - loadStopped) / 1000)),
+  };
+  const sustained = rates.acceptedPerSecond >= SUSTAINED_SHARE * RATE;
+  log(
+    `rate ${RATE}/s with ${WORKERS_MIN}–${WORKERS_MIN + 1} workers × ${WORKER_CONCURRENCY}: offered ` +
+      `${rates.offeredPerSecond}/s and accepted ${rates.acceptedPerSecond}/s over ${rates.loadSeconds} s of ` +
+      `load (${sustained ? 'sustained' : `NOT sustained: below ${SUSTAINED_SHARE * 100} %`}); finished ` +
+      `${rates.finishedPerSecond}/s meanwhile, the last webhook ${rates.lastWebhookAfterLoadSeconds} s after the load stopped`,
+  );
   const otherFinal = accepted.filter((j) =>
     ['FAILED', 'CANCELLED', 'TIMED_OUT'].includes(status.get(j.id)),
   );
@@ -436,23 +508,34 @@ async function main() {
     date: new Date().toISOString(),
     namespace,
     rate: RATE,
+    workers: { min: WORKERS_MIN, max: WORKERS_MIN + 1, concurrency: WORKER_CONCURRENCY },
+    rates,
+    sustained,
     faultEverySeconds: FAULT_EVERY_MS / 1000,
     injected,
     table,
     orphanWorkers: orphans.length,
-    ok: bad === 0,
+    notAccepted: refusals,
+    ok: bad === 0 && sustained,
   };
   fs.mkdirSync(path.join(root, 'bench/results'), { recursive: true });
-  fs.writeFileSync(
-    path.join(root, 'bench/results', `chaos-${result.date.replace(/[:.]/g, '-')}.json`),
-    `${JSON.stringify(result, null, 2)}\n`,
-  );
+  const resultFile = path.join(root, 'bench/results', `chaos-${result.date.replace(/[:.]/g, '-')}`);
+  fs.writeFileSync(`${resultFile}.json`, `${JSON.stringify(result, null, 2)}\n`);
+  // The services' own account of the run (the last 300 kB of their logs), for whoever reads a failure.
+  fs.writeFileSync(`${resultFile}.cluster.log`, clusterLog);
+  const problems = [
+    notInjected.length && `fault(s) not injected (${notInjected.map((f) => f.name).join(', ')})`,
+    bad - notInjected.length &&
+      `${bad - notInjected.length} job(s) lost, duplicated, stuck or without webhook, or orphan workers`,
+    !sustained &&
+      `the rate was not sustained (${rates.acceptedPerSecond} of ${RATE} jobs/s accepted)`,
+  ].filter(Boolean);
   log(
-    bad === 0
-      ? 'PASS: every fault injected; 0 lost, 0 duplicated, 0 stuck, every webhook delivered, no orphan worker'
-      : `FAIL: ${notInjected.length ? `fault(s) not injected (${notInjected.map((f) => f.name).join(', ')}); ` : ''}${bad - notInjected.length} job(s) lost, duplicated, stuck or without webhook, or orphan workers`,
+    problems.length
+      ? `FAIL: ${problems.join('; ')}`
+      : `PASS: every fault injected; ${RATE} jobs/s sustained; 0 lost, 0 duplicated, 0 stuck, every webhook delivered, no orphan worker`,
   );
-  return bad === 0 ? 0 : 1;
+  return problems.length ? 1 : 0;
 }
 
 async function cleanup() {

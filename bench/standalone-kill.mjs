@@ -19,6 +19,7 @@ import { parseArgs } from 'node:util';
 import { apiClient } from './lib/http.mjs';
 import { sleep } from './lib/measure.mjs';
 import { benchRoot, createEndpoint, freePort, startServer } from './lib/runplane.mjs';
+import { offerAtRate } from './lib/pacing.mjs';
 
 const { values: opts } = parseArgs({
   options: {
@@ -46,25 +47,17 @@ let submitting = true;
 let refused = 0;
 
 /** Offers `--rate` /run jobs per second (at most 64 in flight) until the load stops. */
-async function load(endpointId) {
-  const inFlight = new Set();
-  const perTick = Number(opts.rate) / 100;
-  let owed = 0;
-  while (submitting) {
-    owed += perTick;
-    for (; owed >= 1 && inFlight.size < 64; owed--) {
-      const call = api
-        .request(base, 'POST', `/v2/${endpointId}/run`, { input: { n: accepted.size } })
-        .then(
-          (job) => accepted.set(job.id, phase),
-          () => refused++, // the server is down: not accepted, nothing to find later
-        )
-        .finally(() => inFlight.delete(call));
-      inFlight.add(call);
-    }
-    await sleep(10);
-  }
-  await Promise.all(inFlight);
+function load(endpointId) {
+  return offerAtRate({
+    rate: Number(opts.rate),
+    isOn: () => submitting,
+    maxInFlight: 64,
+    offer: () =>
+      api.request(base, 'POST', `/v2/${endpointId}/run`, { input: { n: accepted.size } }).then(
+        (job) => accepted.set(job.id, phase),
+        () => refused++, // the server is down: not accepted, nothing to find later
+      ),
+  });
 }
 
 const results = { date: new Date().toISOString(), options: opts, kills: [] };
@@ -89,8 +82,12 @@ try {
     await sleep(Number(opts.after) * 1000);
   }
   submitting = false;
-  await loading;
-  log(`load stopped: ${accepted.size} accepted, ${refused} refused while down`);
+  const { offered, seconds } = await loading;
+  results.load = { offered, seconds, offeredPerSecond: offered / seconds };
+  log(
+    `load stopped: ${offered} offered in ${seconds.toFixed(1)} s (${(offered / seconds).toFixed(1)}/s), ` +
+      `${accepted.size} accepted, ${refused} refused while down`,
+  );
 
   // Every accepted job must end COMPLETED; a job running when its workers died is requeued once
   // the restarted server declares them lost.
