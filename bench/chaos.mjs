@@ -39,6 +39,8 @@ const PORT = Number(opts.port);
 const RATE = Number(opts.rate); // jobs per second
 const FAULT_EVERY_MS = Number(opts['fault-every']) * 1000;
 const base = `http://127.0.0.1:${PORT}`;
+// scripts/cluster-up.mjs runs the services on the ports after the gateway's; queue-api's is the first.
+const queueApiBase = `http://127.0.0.1:${PORT + 1}`;
 // Job slots for the offered load: the jobs sleep 100–300 ms (200 on average), so RATE jobs a second
 // keep RATE × 0.2 slots busy; a quarter more for the requeues after each fault. The endpoint keeps
 // 2–3 workers and each runs more jobs at once as the rate grows (worker processes cost the machine
@@ -91,21 +93,55 @@ cluster.stderr.on('data', (d) => {
     pids.set(m[1], Number(m[2]));
 });
 
-async function api(method, p, body, headers = {}) {
-  const res = await fetch(`${base}${p}`, {
-    method,
-    headers: { authorization: `Bearer ${apiKey}`, 'content-type': 'application/json', ...headers },
-    body: body === undefined ? undefined : JSON.stringify(body),
-    signal: AbortSignal.timeout(30_000),
+/** Keep-alive connections: a new one per call cost the suite as much CPU as a service at 100/s. */
+const agent = new http.Agent({ keepAlive: true, maxSockets: 256 });
+
+/**
+ * One call of the public API. The queue routes (/v2) go to queue-api's own port, as clients in a
+ * real cluster reach it through an ingress on other machines; the gateway of
+ * scripts/cluster-up.mjs, a development stand-in for that ingress, serves the rest. Rejects with
+ * the socket's error (its `code`) when there is no answer within 30 s.
+ */
+function api(method, p, body, headers = {}) {
+  const payload = body === undefined ? undefined : JSON.stringify(body);
+  const url = new URL(p, p.startsWith('/v2/') ? queueApiBase : base);
+  return new Promise((resolve, reject) => {
+    const req = http.request(
+      url,
+      {
+        method,
+        agent,
+        timeout: 30_000,
+        headers: {
+          authorization: `Bearer ${apiKey}`,
+          ...(payload
+            ? { 'content-type': 'application/json', 'content-length': Buffer.byteLength(payload) }
+            : {}),
+          ...headers,
+        },
+      },
+      (res) => {
+        const chunks = [];
+        res.on('data', (c) => chunks.push(c));
+        res.on('error', reject);
+        res.on('end', () => {
+          const text = Buffer.concat(chunks).toString('utf8');
+          let json;
+          try {
+            json = JSON.parse(text);
+          } catch {
+            json = undefined;
+          }
+          resolve({ status: res.statusCode, json, text, retryAfter: res.headers['retry-after'] });
+        });
+      },
+    );
+    req.on('timeout', () =>
+      req.destroy(Object.assign(new Error('timed out'), { code: 'TIMEOUT' })),
+    );
+    req.on('error', reject);
+    req.end(payload);
   });
-  const text = await res.text();
-  let json;
-  try {
-    json = JSON.parse(text);
-  } catch {
-    json = undefined;
-  }
-  return { status: res.status, json, text, retryAfter: res.headers.get('retry-after') };
 }
 
 // ---- webhook receiver -------------------------------------------------------------------------------
@@ -172,7 +208,7 @@ async function submitOne(endpointId, n) {
       }
     } catch (err) {
       // Connection refused while a service restarts: try again.
-      record.lastAnswer = err.cause?.code ?? err.name;
+      record.lastAnswer = err.code ?? err.name;
     }
     await sleep(waitMs * (0.5 + Math.random()));
   }
