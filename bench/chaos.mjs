@@ -23,6 +23,7 @@ import http from 'node:http';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
+import { apiClient } from './lib/http.mjs';
 import { offerAtRate } from './lib/pacing.mjs';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
@@ -94,54 +95,19 @@ cluster.stderr.on('data', (d) => {
 });
 
 /** Keep-alive connections: a new one per call cost the suite as much CPU as a service at 100/s. */
-const agent = new http.Agent({ keepAlive: true, maxSockets: 256 });
+const client = apiClient(apiKey);
 
 /**
- * One call of the public API. The queue routes (/v2) go to queue-api's own port, as clients in a
- * real cluster reach it through an ingress on other machines; the gateway of
- * scripts/cluster-up.mjs, a development stand-in for that ingress, serves the rest. Rejects with
- * the socket's error (its `code`) when there is no answer within 30 s.
+ * One call of the public API, whatever its status. The queue routes (/v2) go to queue-api's own
+ * port, as clients in a real cluster reach it through an ingress on other machines; the gateway
+ * of scripts/cluster-up.mjs, a development stand-in for that ingress, serves the rest.
  */
-function api(method, p, body, headers = {}) {
-  const payload = body === undefined ? undefined : JSON.stringify(body);
-  const url = new URL(p, p.startsWith('/v2/') ? queueApiBase : base);
-  return new Promise((resolve, reject) => {
-    const req = http.request(
-      url,
-      {
-        method,
-        agent,
-        timeout: 30_000,
-        headers: {
-          authorization: `Bearer ${apiKey}`,
-          ...(payload
-            ? { 'content-type': 'application/json', 'content-length': Buffer.byteLength(payload) }
-            : {}),
-          ...headers,
-        },
-      },
-      (res) => {
-        const chunks = [];
-        res.on('data', (c) => chunks.push(c));
-        res.on('error', reject);
-        res.on('end', () => {
-          const text = Buffer.concat(chunks).toString('utf8');
-          let json;
-          try {
-            json = JSON.parse(text);
-          } catch {
-            json = undefined;
-          }
-          resolve({ status: res.statusCode, json, text, retryAfter: res.headers['retry-after'] });
-        });
-      },
-    );
-    req.on('timeout', () =>
-      req.destroy(Object.assign(new Error('timed out'), { code: 'TIMEOUT' })),
-    );
-    req.on('error', reject);
-    req.end(payload);
+async function api(method, p, body, headers = {}) {
+  const res = await client.answer(p.startsWith('/v2/') ? queueApiBase : base, method, p, body, {
+    headers,
+    timeoutMs: 30_000,
   });
+  return { ...res, retryAfter: res.headers['retry-after'] };
 }
 
 // ---- webhook receiver -------------------------------------------------------------------------------

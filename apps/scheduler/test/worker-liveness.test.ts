@@ -25,13 +25,23 @@ describe('worker liveness', () => {
       ).jobs.map((j) => j.id);
     const statusOf = async (endpointId: string, jobId: string) =>
       (await h.call(SchedulerRpc.getJob, { ownerId: OWNER, endpointId, jobId })).status;
+    /** A new endpoint whose workers (external ones, known by this call) each took one job. */
+    const eachTookAJob = async (workers: string[]) => {
+      const ep = await h.endpoint();
+      const jobs: string[] = [];
+      for (const [n, workerId] of workers.entries()) {
+        const id = await h.submit(ep, { n });
+        expect(await takeOne(ep, workerId)).toEqual([id]);
+        jobs.push(id);
+      }
+      return { ep, jobs };
+    };
 
     it('while nobody is heard, no worker is lost after 3 intervals; a silent worker is lost after 10', async () => {
-      const ep = await h.endpoint();
-      const first = await h.submit(ep, { n: 1 });
-      const second = await h.submit(ep, { n: 2 });
-      expect(await takeOne(ep, 'w-quiet-1')).toEqual([first]);
-      expect(await takeOne(ep, 'w-quiet-2')).toEqual([second]);
+      const {
+        ep,
+        jobs: [first, second],
+      } = await eachTookAJob(['w-quiet-1', 'w-quiet-2']);
       const lastCall = Date.now();
       // Nobody calls: as when queue-api or the bus is down. 4 intervals pass.
       await sleep(4000);
@@ -69,11 +79,10 @@ describe('worker liveness', () => {
     });
 
     it('a worker silent while another is heard is lost after 3 intervals', async () => {
-      const ep = await h.endpoint();
-      const silentJob = await h.submit(ep, { n: 1 });
-      const heardJob = await h.submit(ep, { n: 2 });
-      expect(await takeOne(ep, 'w-silent')).toEqual([silentJob]);
-      expect(await takeOne(ep, 'w-heard')).toEqual([heardJob]);
+      const {
+        ep,
+        jobs: [silentJob, heardJob],
+      } = await eachTookAJob(['w-silent', 'w-heard']);
       const lastCall = Date.now();
       const ping = () =>
         h.call(SchedulerRpc.ping, { endpointId: ep, workerId: 'w-heard', jobIds: [heardJob] });
