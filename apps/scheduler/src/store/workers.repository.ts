@@ -39,8 +39,8 @@ const ts = (d: Date) => d.toISOString();
 const MISSED_PINGS = 'unhealthy: missed pings';
 const NEVER_CALLED_IN = 'unhealthy: never called in within the start timeout';
 /** Ping intervals a worker may miss while others are heard, and while nobody is (see sweepSilent). */
-export const SILENT_INTERVALS = 3;
-export const SILENT_ALONE_INTERVALS = 10;
+const SILENT_INTERVALS = 3;
+const SILENT_ALONE_INTERVALS = 10;
 /** Cold starts cover the longest metrics window. */
 const COLD_START_KEPT_MS = 25 * 3_600_000;
 

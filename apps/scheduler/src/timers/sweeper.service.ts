@@ -104,8 +104,7 @@ export class Sweeper implements OnApplicationBootstrap, OnModuleDestroy {
         this.settings.workerStartTimeoutMs,
         this.listeningSince(),
       );
-      if (lost.length)
-        await this.liveness.lost(lost, now, 'worker lost: no call for 3 ping intervals');
+      if (lost.length) await this.liveness.lost(lost, now, 'worker lost: it missed its pings');
       if (now.getTime() - this.lastCleanup >= CLEANUP_EVERY_MS) {
         this.lastCleanup = now.getTime();
         await this.jobs.cleanup(now);
