@@ -38,9 +38,6 @@ const ts = (d: Date) => d.toISOString();
 /** Reasons the scheduler itself gives a worker it finds dead. */
 const MISSED_PINGS = 'unhealthy: missed pings';
 const NEVER_CALLED_IN = 'unhealthy: never called in within the start timeout';
-/** Ping intervals a worker may miss while others are heard, and while nobody is (see sweepSilent). */
-const SILENT_INTERVALS = 3;
-const SILENT_ALONE_INTERVALS = 10;
 /** Cold starts cover the longest metrics window. */
 const COLD_START_KEPT_MS = 25 * 3_600_000;
 
@@ -150,24 +147,17 @@ export class WorkersRepository {
   }
 
   /**
-   * Workers that went silent, and managed workers that never called in within the start timeout,
-   * turn unhealthy. Silence is measured against the platform's hearing: a ready worker is lost
-   * when other workers were heard SILENT_INTERVALS ping intervals after its last call, or when
-   * nobody was heard for SILENT_ALONE_INTERVALS. While the path from the workers is down (queue-api,
-   * the bus, the database) or the scheduler is too busy to record their pings in time, every
-   * worker's last call lags alike and none is lost; one that died is lost as soon as the others
-   * are heard again. Both count only from `listeningSince`, when the caller could last hear
-   * workers without a break (a scheduler that was down heard nobody meanwhile).
+   * Workers silent for 3 ping intervals, and managed workers that never called in within the
+   * start timeout, turn unhealthy. Both count only from `listeningSince`, when the caller could
+   * last hear workers without a break: a worker's calls made while the scheduler, its database or
+   * its bus was down were refused, and are no sign that the worker died.
    */
   sweepSilent(now: Date, startTimeoutMs: number, listeningSince: Date): Promise<LostWorker[]> {
     return this.db.$queryRawUnsafe<LostWorker[]>(
       `
-      WITH heard AS (SELECT max("lastSeenAt") AS at FROM ${this.t.worker} WHERE state = 'ready')
       UPDATE ${this.t.worker} SET state = 'unhealthy',
         reason = COALESCE(reason, CASE WHEN state = 'ready' THEN '${MISSED_PINGS}' ELSE '${NEVER_CALLED_IN}' END)
-      WHERE (state = 'ready' AND (
-              greatest("lastSeenAt", $3::timestamp(3)) + ${SILENT_INTERVALS} * "pingIntervalMs" * interval '1 millisecond' <= (SELECT at FROM heard)
-           OR greatest("lastSeenAt", $3::timestamp(3)) + ${SILENT_ALONE_INTERVALS} * "pingIntervalMs" * interval '1 millisecond' <= $1::timestamp(3)))
+      WHERE (state = 'ready' AND greatest("lastSeenAt", $3::timestamp(3)) + 3 * "pingIntervalMs" * interval '1 millisecond' <= $1::timestamp(3))
          OR (state = 'initializing' AND greatest("createdAt", $3::timestamp(3)) + $2 * interval '1 millisecond' <= $1::timestamp(3))
       RETURNING "endpointId", id, managed,
         ("firstSeenAt" IS NULL OR "lastSeenAt" - "firstSeenAt" < interval '1 minute') AS "diedYoung"`,
