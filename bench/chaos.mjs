@@ -395,6 +395,8 @@ async function main() {
   const status = await finalStatuses(endpointId, accepted);
   log('waiting for webhooks');
   const finals = accepted.filter((j) => FINAL.includes(status.get(j.id)));
+  /** Stuck: still queued or running (or never read) once the backlog stopped draining. */
+  const notFinal = (j) => !FINAL.includes(status.get(j.id)) && status.get(j.id) !== 'LOST';
   const hookDeadline = Date.now() + 120_000;
   while (finals.some((j) => !webhooks.has(j.id)) && Date.now() < hookDeadline) await sleep(2000);
 
@@ -450,19 +452,13 @@ async function main() {
       duplicated: count(
         (j) => (webhooks.get(j.id)?.size ?? 0) > 1 || (deliveries.get(j.id) ?? 0) > 1,
       ),
-      stuck: count(
-        (j) =>
-          ['IN_QUEUE', 'IN_PROGRESS', undefined].includes(status.get(j.id)) &&
-          status.get(j.id) !== 'LOST',
-      ),
+      stuck: count(notFinal),
       'webhooks missing': count((j) => FINAL.includes(status.get(j.id)) && !webhooks.has(j.id)),
       'not accepted': mine.length - ok.length,
     };
   });
   console.table(table);
-  const stuck = accepted.filter(
-    (j) => !FINAL.includes(status.get(j.id)) && status.get(j.id) !== 'LOST',
-  );
+  const stuck = accepted.filter(notFinal);
   if (stuck.length)
     log(
       `not final: ${stuck.length}, e.g. ${JSON.stringify(

@@ -14,7 +14,6 @@ export async function offerAtRate({ rate, isOn, offer, maxInFlight = Infinity, t
   const inFlight = new Set();
   const started = now();
   let offered = 0;
-  let seconds = 0;
   while (isOn()) {
     const due = Math.floor(((now() - started) * rate) / 1000);
     for (; offered < due && inFlight.size < maxInFlight; offered++) {
@@ -24,9 +23,9 @@ export async function offerAtRate({ rate, isOn, offer, maxInFlight = Infinity, t
         .finally(() => inFlight.delete(call));
       inFlight.add(call);
     }
-    seconds = (now() - started) / 1000;
     await sleep(tickMs);
   }
+  const seconds = (now() - started) / 1000;
   await Promise.all(inFlight);
   return { offered, seconds };
 }
