@@ -1,12 +1,13 @@
 #!/usr/bin/env node
 // Chaos suite (issue 9): cluster mode on this machine (scripts/cluster-up.mjs: six services on the
 // local NATS JetStream and PostgreSQL, restarted like Kubernetes would when they die), a steady
-// load of jobs with webhooks, and faults injected one after another: kill -9 of queue-api,
-// scheduler, webhook-sender, pod-rest, a worker process, a restart of NATS and a restart of
-// PostgreSQL (the local cluster stopped and started again under load). Afterwards it checks,
-// from the clients' records, the webhooks received and the services' databases, that every accepted
-// job reached exactly one final state, none completed twice, none is stuck, and every webhook
-// arrived at least once.
+// load of jobs with webhooks, and faults injected one after another: kill -9 of queue-api, an
+// outage of queue-api (paused for 5 ping intervals), kill -9 of the scheduler, webhook-sender,
+// pod-rest, a worker process, a restart of NATS and a restart of PostgreSQL (the local cluster
+// stopped and started again under load). Afterwards it checks, from the clients' records, the
+// webhooks received and the services' databases, that every accepted job reached exactly one
+// final state, none completed twice, none is stuck, and every webhook arrived at least once; and
+// that no live worker was declared lost during the queue-api outage.
 //
 //   npm run build && npm run chaos            (= node bench/chaos.mjs)
 //   node bench/chaos.mjs [--port 8490] [--rate 10] [--fault-every 20] [--no-nats] [--no-postgres]
@@ -48,6 +49,8 @@ const queueApiBase = `http://127.0.0.1:${PORT + 1}`;
 // more than slots in one of them).
 const WORKERS_MIN = 2;
 const WORKER_CONCURRENCY = Math.max(4, Math.ceil((RATE * 0.2 * 1.25) / WORKERS_MIN));
+/** The workers' ping interval (short, so that a killed worker's jobs are requeued within seconds). */
+const PING_INTERVAL_MS = 2000;
 /** The share of --rate that must be accepted during the load for the rate to count as sustained. */
 const SUSTAINED_SHARE = 0.95;
 const namespace = `rp_chaos_${randomBytes(3).toString('hex')}`;
@@ -73,7 +76,7 @@ const cluster = spawn(
       RUNPLANE_API_KEY: apiKey,
       LOG_LEVEL: 'warn',
       // Faster liveness so a killed worker's job is requeued within seconds.
-      RUNPLANE_WORKER_PING_INTERVAL_MS: '2000',
+      RUNPLANE_WORKER_PING_INTERVAL_MS: String(PING_INTERVAL_MS),
       // An endpoint admits 100 /run a second (docs/limits.md), so a load above half that, with the
       // retries of whatever a fault refused, would meet the API's policy rather than the faults:
       // limits stay on (as deployed) up to 50 jobs/s and are off above.
@@ -233,6 +236,40 @@ async function killWorker() {
   }
 }
 
+/** Live workers the scheduler declared lost because of a fault that did not touch them. */
+const falselyLost = [];
+
+/**
+ * queue-api unreachable (its process paused) for 5 ping intervals, longer than a worker may be
+ * silent: the workers stay alive, but none of their calls gets through. The scheduler must not
+ * count that as their silence: 4 intervals after queue-api is back, any worker alive before the
+ * outage that it marked lost for missed pings fails the run.
+ */
+async function pauseQueueApi() {
+  const pid = pids.get('queue-api');
+  if (!pid) throw new Error('no pid known for queue-api');
+  const before = workerProcesses();
+  process.kill(pid, 'SIGSTOP');
+  try {
+    await sleep(5 * PING_INTERVAL_MS);
+  } finally {
+    process.kill(pid, 'SIGCONT');
+  }
+  await sleep(4 * PING_INTERVAL_MS);
+  const ids = before.map((w) => w.workerId).filter((id) => /^[\w-]+$/.test(id ?? ''));
+  const lost = ids.length
+    ? psql(
+        'scheduler',
+        `SELECT id FROM "scheduler"."Worker" WHERE id IN (${ids.map((id) => `'${id}'`).join(',')}) AND reason = 'unhealthy: missed pings'`,
+      )
+        .split('\n')
+        .filter(Boolean)
+    : [];
+  falselyLost.push(...lost);
+  if (lost.length) log(`live workers lost during the queue-api outage: ${lost.join(', ')}`);
+  return `queue-api paused (SIGSTOP) for ${(5 * PING_INTERVAL_MS) / 1000} s with ${before.length} live workers; ${lost.length} declared lost`;
+}
+
 function restartNats() {
   spawnSync('start-stop-daemon', ['--stop', '--oknodo', '--retry', '10', '--exec', NATS_SERVER]);
   const up = spawnSync('start-stop-daemon', [
@@ -279,6 +316,7 @@ async function restartPostgres() {
 
 const FAULTS = [
   ['queue-api', () => killService('queue-api')],
+  ['queue-api-outage', pauseQueueApi],
   ['scheduler', () => killService('scheduler')],
   ['webhook-sender', () => killService('webhook-sender')],
   ['pod-rest', () => killService('pod-rest')],
@@ -475,6 +513,7 @@ async function main() {
   const bad =
     table.reduce((n, r) => n + r.lost + r.duplicated + r.stuck + r['webhooks missing'], 0) +
     orphans.length +
+    falselyLost.length +
     notInjected.length;
   // Whether the platform kept pace with the offered load: jobs accepted (and, for the record,
   // finished: first webhook received) while the load was on, per second of load.
@@ -513,6 +552,7 @@ async function main() {
     injected,
     table,
     orphanWorkers: orphans.length,
+    falselyLostWorkers: falselyLost,
     notAccepted: refusals,
     ok: bad === 0 && sustained,
   };
@@ -523,8 +563,10 @@ async function main() {
   fs.writeFileSync(`${resultFile}.cluster.log`, clusterLog);
   const problems = [
     notInjected.length && `fault(s) not injected (${notInjected.map((f) => f.name).join(', ')})`,
-    bad - notInjected.length &&
-      `${bad - notInjected.length} job(s) lost, duplicated, stuck or without webhook, or orphan workers`,
+    falselyLost.length &&
+      `${falselyLost.length} live worker(s) declared lost during the queue-api outage`,
+    bad - notInjected.length - falselyLost.length &&
+      `${bad - notInjected.length - falselyLost.length} job(s) lost, duplicated, stuck or without webhook, or orphan workers`,
     !sustained &&
       `the rate was not sustained (${rates.acceptedPerSecond} of ${RATE} jobs/s accepted)`,
   ].filter(Boolean);

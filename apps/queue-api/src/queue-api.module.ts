@@ -18,6 +18,7 @@ import { WorkerCounts } from './limits/worker-counts.js';
 import { OpenAiController } from './openai/openai.controller.js';
 import { OpenAiService } from './openai/openai.service.js';
 import { WorkerController } from './workers/worker.controller.js';
+import { WorkerRelayHeartbeat } from './workers/worker-relay-heartbeat.js';
 import { WorkerService } from './workers/worker.service.js';
 
 export const QUEUE_API_MIGRATIONS = fileURLToPath(new URL('../prisma/migrations', import.meta.url));
@@ -45,6 +46,7 @@ export const QUEUE_API_MIGRATIONS = fileURLToPath(new URL('../prisma/migrations'
     QueueLimitsGuard,
     ReplicaRegistry,
     WorkerCounts,
+    WorkerRelayHeartbeat,
   ],
 })
 export class QueueApiModule {}

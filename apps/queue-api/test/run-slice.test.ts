@@ -1,6 +1,14 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { hashApiKey } from '@runplane/auth';
-import { SchedulerRpc, TemplateRpc, VaultRpc, type Template } from '@runplane/contracts';
+import {
+  QueueApiSignals,
+  RELAY_HEARTBEAT_MS,
+  SchedulerRpc,
+  TemplateRpc,
+  VaultRpc,
+  type Template,
+  type WorkerRelaySignal,
+} from '@runplane/contracts';
 import { startTestServer, type TestServer } from '@runplane/platform';
 import { schedulerService } from '@runplane/scheduler';
 import { secretsVaultService } from '@runplane/secrets-vault';
@@ -118,4 +126,21 @@ describe('the /run slice through queue-api, the vault and the scheduler', () => 
       body: { id: run.body.id, status: 'IN_QUEUE' },
     });
   }, 90_000);
+
+  it("announces on the bus, every heartbeat, that it relays workers' calls (the scheduler counts their silence only then)", async () => {
+    const heard: { at: number; signal: WorkerRelaySignal }[] = [];
+    const sub = await server.bus.onSignal(QueueApiSignals.workerRelay, (signal) => {
+      heard.push({ at: Date.now(), signal });
+    });
+    try {
+      await until(() => heard.length >= 4, 10_000, 'four relay heartbeats');
+      expect(new Set(heard.map((h) => h.signal.replica)).size).toBe(1);
+      expect(heard[0].signal.replica).toMatch(/^queue-api-/);
+      // About one per period (a loaded machine delays timers, never brings them forward much).
+      const span = heard[3].at - heard[0].at;
+      expect(span).toBeGreaterThanOrEqual(3 * RELAY_HEARTBEAT_MS - 100);
+    } finally {
+      await sub.stop();
+    }
+  });
 });

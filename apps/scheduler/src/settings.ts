@@ -42,7 +42,8 @@ export class SchedulerSettings {
       env,
       'RUNPLANE_WORKER_PING_INTERVAL_MS',
       DEFAULT_PING_INTERVAL_MS,
-      100,
+      // Two intervals must exceed queue-api's relay heartbeat window (RELAY_SILENT_AFTER_MS).
+      1000,
       600_000,
     );
     this.sweepIntervalMs = intSetting(env, 'RUNPLANE_SCHEDULER_SWEEP_MS', 500, 20, 60_000);

@@ -1,4 +1,6 @@
 import {
+  QueueApiSignals,
+  RELAY_HEARTBEAT_MS,
   RunplaneError,
   SchedulerRpc,
   TemplateRpc,
@@ -20,7 +22,10 @@ export const FAST_ENV = {
 export const OWNER = 'user-a';
 export const OTHER = 'user-b';
 
-/** A scheduler (with the vault, as in production) driven over its bus; TemplateRpc.get is a stand-in. */
+/**
+ * A scheduler (with the vault, as in production) driven over its bus, standing in for queue-api
+ * (the harness's calls, and its relay heartbeat) and for template-graphql (TemplateRpc.get).
+ */
 export interface Harness {
   server: TestServer;
   /** Template ids the stand-in template-graphql knows. */
@@ -31,6 +36,8 @@ export interface Harness {
   templateRevisions: Map<string, number>;
   /** How the stand-in answers: normally, as if no instance were up (503), or crashing (500). */
   templateService: 'up' | 'down' | 'crashing';
+  /** Whether the stand-in queue-api announces that it relays workers' calls (it does, unless set). */
+  relaying: boolean;
   call<Req, Res>(rpc: RpcDefinition<Req, Res>, payload: Req, timeoutMs?: number): Promise<Res>;
   /** The RunplaneError a call fails with (fails the test when it succeeds). */
   error<Req, Res>(rpc: RpcDefinition<Req, Res>, payload: Req): Promise<RunplaneError>;
@@ -85,6 +92,7 @@ export async function startHarness(env: Record<string, string> = {}): Promise<Ha
     templateOwners: new Map(),
     templateRevisions: new Map(),
     templateService: 'up',
+    relaying: true,
     call,
     async error(rpc, payload) {
       try {
@@ -113,8 +121,15 @@ export async function startHarness(env: Record<string, string> = {}): Promise<Ha
       });
       return id;
     },
-    stop: () => server.stop(),
+    stop: () => {
+      clearInterval(heartbeat);
+      return server.stop();
+    },
   };
+  const heartbeat = setInterval(() => {
+    if (h.relaying)
+      void server.bus.signal(QueueApiSignals.workerRelay, { replica: 'harness' }).catch(() => {});
+  }, RELAY_HEARTBEAT_MS);
   await server.bus.serve(TemplateRpc.get, async ({ ownerId, templateId, withRevision }) => {
     // What the bus answers when no template-graphql instance is up.
     if (h.templateService === 'down')

@@ -8,8 +8,8 @@ import { EndpointsRepository } from '../src/store/endpoints.repository.js';
 import { Sweeper } from '../src/timers/sweeper.service.js';
 import { OWNER, sleep, startHarness, until, type Harness } from './support.js';
 
-// Worker liveness: a scheduler's own downtime never counts as its workers' silence, and workers
-// lost together are one failed start of their endpoint.
+// Worker liveness: a scheduler's own downtime, or queue-api's, never counts as its workers'
+// silence, and workers lost together are one failed start of their endpoint.
 describe('worker liveness', () => {
   describe('on one scheduler', () => {
     let h: Harness;
@@ -17,6 +17,41 @@ describe('worker liveness', () => {
       h = await startHarness();
     });
     afterAll(() => h.stop());
+
+    it("while queue-api relays nothing, workers' silence does not count; a worker silent after it is back is lost 3 ping intervals later", async () => {
+      const intervalMs = h.server.app.get(SchedulerSettings, { strict: false }).pingIntervalMs;
+      const ep = await h.endpoint();
+      const alive = await h.submit(ep, { n: 1 });
+      const silent = await h.submit(ep, { n: 2 });
+      const take = (workerId: string) =>
+        h.call(SchedulerRpc.takeJobs, { endpointId: ep, workerId, batchSize: 1, waitMs: 0 });
+      expect((await take('w-alive')).jobs.map((j) => j.id)).toEqual([alive]);
+      expect((await take('w-silent')).jobs.map((j) => j.id)).toEqual([silent]);
+      const get = (jobId: string) =>
+        h.call(SchedulerRpc.getJob, { ownerId: OWNER, endpointId: ep, jobId });
+      // queue-api down for 5 intervals: no worker call reaches the scheduler, nor its heartbeat.
+      h.relaying = false;
+      await sleep(5 * intervalMs);
+      expect((await get(alive)).status).toBe('IN_PROGRESS');
+      expect((await get(silent)).status).toBe('IN_PROGRESS');
+
+      h.relaying = true;
+      const back = Date.now();
+      const ping = () =>
+        h.call(SchedulerRpc.ping, { endpointId: ep, workerId: 'w-alive', jobIds: [alive] });
+      const pinging = setInterval(() => void ping().catch(() => {}), 300);
+      try {
+        await until(
+          async () => (await get(silent)).status === 'IN_QUEUE',
+          20_000,
+          'the silent worker lost once queue-api is back',
+        );
+        expect(Date.now() - back).toBeGreaterThanOrEqual(3 * intervalMs - 100);
+        expect((await get(alive)).status).toBe('IN_PROGRESS');
+      } finally {
+        clearInterval(pinging);
+      }
+    }, 60_000);
 
     it("workers that fail together step their endpoint's start back-off once", async () => {
       const ep = await h.endpoint();
@@ -43,7 +78,7 @@ describe('worker liveness', () => {
 
   it("a restarted scheduler does not count its own downtime as its workers' silence; a worker that stays silent is still lost 3 ping intervals after the restart", async () => {
     const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'runplane-sched-restart-'));
-    const intervalMs = 500;
+    const intervalMs = 1000;
     const env = { RUNPLANE_DATA_DIR: dir, RUNPLANE_WORKER_PING_INTERVAL_MS: String(intervalMs) };
     try {
       const first = await startHarness(env);

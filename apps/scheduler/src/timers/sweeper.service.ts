@@ -15,6 +15,7 @@ import { SchedulerSettings } from '../settings.js';
 import { JobChanges } from '../shared/job-changes.js';
 import { WorkerKeys } from '../workers/worker-keys.js';
 import { WorkerLiveness } from '../workers/worker-liveness.service.js';
+import { WorkerRelay } from '../workers/worker-relay.js';
 import { WorkersRepository } from '../store/workers.repository.js';
 import { Leadership, leaseTtl } from './leadership.js';
 
@@ -38,7 +39,8 @@ export class Sweeper implements OnApplicationBootstrap, OnModuleDestroy {
   private lastCleanup = 0;
   /**
    * When this replica last could not hear workers: a sweep that failed (its database was
-   * unreachable, so their calls could not be recorded either) or its bus down.
+   * unreachable, so their calls could not be recorded either), its bus down, or no queue-api
+   * relaying their calls.
    */
   private deafAt = new Date(0);
 
@@ -48,6 +50,7 @@ export class Sweeper implements OnApplicationBootstrap, OnModuleDestroy {
     private readonly workers: WorkersRepository,
     private readonly endpoints: EndpointsRepository,
     private readonly liveness: WorkerLiveness,
+    private readonly relay: WorkerRelay,
     private readonly keys: WorkerKeys,
     private readonly leadership: Leadership,
     private readonly changes: JobChanges,
@@ -98,7 +101,7 @@ export class Sweeper implements OnApplicationBootstrap, OnModuleDestroy {
       while ((await this.counts.fold()) >= BULK_LIMIT) {
         /* next batch */
       }
-      if (!this.bus.isReady()) this.deafAt = new Date();
+      if (!this.bus.isReady() || !this.relay.isRelaying()) this.deafAt = new Date();
       const lost = await this.workers.sweepSilent(
         now,
         this.settings.workerStartTimeoutMs,

@@ -6,6 +6,7 @@ import {
   JobStreamRequest,
   PingRequest,
   PodSignals,
+  QueueApiSignals,
   ReleaseJobsRequest,
   SchedulerRpc,
   SchedulerSignals,
@@ -17,6 +18,7 @@ import {
 } from '@runplane/contracts';
 import { JobChanges } from '../shared/job-changes.js';
 import { WorkerProtocolService } from './worker-protocol.service.js';
+import { WorkerRelay } from './worker-relay.js';
 
 /** The worker protocol as queue-api's worker routes relay it, and wake-ups from other replicas. */
 @Controller()
@@ -24,6 +26,7 @@ export class WorkersBusController {
   constructor(
     private readonly protocol: WorkerProtocolService,
     private readonly changes: JobChanges,
+    private readonly relay: WorkerRelay,
   ) {}
 
   @OnRpc(SchedulerRpc.takeJobs)
@@ -61,6 +64,12 @@ export class WorkersBusController {
   async workerExited(@Payload() signal: WorkerExitedSignal) {
     if (signal && typeof signal.endpointId === 'string' && typeof signal.workerId === 'string')
       await this.protocol.exited(signal);
+  }
+
+  /** A queue-api replica is up and relaying workers' calls (their silence counts from now on). */
+  @OnSignal(QueueApiSignals.workerRelay)
+  relaying() {
+    this.relay.heard();
   }
 
   /** Another replica changed jobs: long polls here look again. */
