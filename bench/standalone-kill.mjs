@@ -8,8 +8,8 @@
 //
 //   npm run build && node bench/standalone-kill.mjs [--rate 100] [--before 10] [--after 10] [--kills 1]
 //
-// Loopback only; about a minute per kill (a job that was running when its worker died is
-// requeued once the restarted server declares the worker lost). Exits 1 on any lost, stuck or
+// Loopback only; about a minute per kill. It also prints how long after the restart began jobs
+// complete again (the workers that died with the server must be replaced first). Exits 1 on any lost, stuck or
 // failed job; results also go to bench/results/standalone-kill-<date>.json.
 import { randomBytes } from 'node:crypto';
 import fs from 'node:fs';
@@ -60,6 +60,22 @@ function load(endpointId) {
   });
 }
 
+/**
+ * When a job next completes on the restarted server (its completed count grows): the workers that
+ * died with it must be replaced first. Undefined after 120 s.
+ */
+async function firstCompletion(endpointId) {
+  const completed = async () =>
+    (await api.request(base, 'GET', `/v2/${endpointId}/health`)).jobs.completed;
+  const start = await completed();
+  const deadline = Date.now() + 120_000;
+  while (Date.now() < deadline) {
+    await sleep(250);
+    if ((await completed().catch(() => start)) > start) return Date.now();
+  }
+  return undefined;
+}
+
 const results = { date: new Date().toISOString(), options: opts, kills: [] };
 let exitCode = 0;
 try {
@@ -77,9 +93,19 @@ try {
     const restarted = Date.now();
     server = await start();
     log(`restarted on the same data dir in ${((Date.now() - restarted) / 1000).toFixed(1)} s`);
-    results.kills.push({ acceptedBefore: before, restartMs: Date.now() - restarted });
+    const kill = { acceptedBefore: before, restartMs: Date.now() - restarted };
+    results.kills.push(kill);
     phase = `after kill ${k}`;
+    const resuming = firstCompletion(endpointId).then((at) => {
+      kill.resumedMs = at === undefined ? undefined : at - restarted;
+      log(
+        at === undefined
+          ? 'no job completed within 120 s of the restart'
+          : `jobs complete again ${((at - restarted) / 1000).toFixed(1)} s after the restart began`,
+      );
+    });
     await sleep(Number(opts.after) * 1000);
+    await resuming;
   }
   submitting = false;
   const { offered, seconds } = await loading;

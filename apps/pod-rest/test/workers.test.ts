@@ -6,10 +6,14 @@ import {
   TemplateRpc,
   VaultRpc,
   type Template,
+  type WorkerExitedSignal,
 } from '@runplane/contracts';
 import { startTestServer, type TestServer } from '@runplane/platform';
 import { secretsVaultService } from '@runplane/secrets-vault';
 import { ComputeProvider } from '../src/compute/compute-provider.js';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
 import { podRestService } from '../src/index.js';
 import { PodsRepository } from '../src/pods/pods.repository.js';
 import { isAlive, waitFor, writeFixture } from './worker-fixture.js';
@@ -436,4 +440,59 @@ describe('pod-rest shutdown', () => {
       if (!stopped) await server.stop();
     }
   }, 60_000);
+});
+
+describe('pod-rest restarted after a crash', () => {
+  it('tells the scheduler that the workers whose process did not survive it exited, without waiting for their missed pings', async () => {
+    const fixture = writeFixture();
+    const dir = mkdtempSync(path.join(tmpdir(), 'runplane-pod-rest-restart-'));
+    const env = { RUNPLANE_DATA_DIR: dir };
+    const withServer = async (use: (s: TestServer) => Promise<void>) => {
+      const s = await startTestServer([secretsVaultService, podRestService], env);
+      try {
+        await use(s);
+      } finally {
+        await s.stop();
+      }
+    };
+    try {
+      await withServer(async (s) => {
+        await s.bus.serve(TemplateRpc.get, async ({ templateId }) =>
+          template(templateId, { dockerStartCmd: [process.execPath, fixture] }),
+        );
+        await s.bus.request(PodRpc.startWorker, {
+          ownerId: OWNER,
+          workerId: 'wk-crash',
+          endpointId: 'ep-3',
+          templateId: 'tpl-a',
+          slsVersion: 1,
+          env: workerEnv('wk-crash', 'ep-3'),
+        });
+      });
+      // The server stopped its worker and recorded the exit. A crash records nothing: the row
+      // still says RUNNING while the process is gone (a local worker ends with pod-rest's pipe).
+      await withServer(async (s) => {
+        await s.app
+          .get(PodsRepository, { strict: false })
+          .update('wk-crash', { desiredStatus: 'RUNNING', exitedAt: null, exitCode: null });
+      });
+
+      await withServer(async (s) => {
+        const told: WorkerExitedSignal[] = [];
+        await s.bus.onSignal(PodSignals.workerExited, (signal) => void told.push(signal));
+        await waitFor(async () => told.length > 0, 'the exit told to the scheduler', 20_000);
+        expect(told[0]).toEqual({
+          endpointId: 'ep-3',
+          workerId: 'wk-crash',
+          exitCode: null,
+          reason: 'its process did not survive a restart of pod-rest',
+        });
+        const row = await s.app.get(PodsRepository, { strict: false }).findById('wk-crash');
+        expect(row).toMatchObject({ desiredStatus: 'EXITED', exitedAt: expect.any(Date) });
+        expect(row!.lastStatusChange).toMatch(/did not survive a restart of the server/);
+      });
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  }, 90_000);
 });

@@ -1,4 +1,9 @@
-import { Inject, Injectable, type OnApplicationShutdown } from '@nestjs/common';
+import {
+  Inject,
+  Injectable,
+  type OnApplicationBootstrap,
+  type OnApplicationShutdown,
+} from '@nestjs/common';
 import { Bus } from '@runplane/bus';
 import {
   PodSignals,
@@ -22,6 +27,13 @@ import { GpuAllocator } from '../gpus/gpu-allocator.js';
 import { gpusNeeded, WorkloadLifecycle } from '../workloads/workload-lifecycle.js';
 
 const MAX_POD_NAME = 191;
+/**
+ * When workers lost to a restart of pod-rest are reported, after start-up: the scheduler's bus
+ * handlers subscribe only once every service has started (in standalone mode, in this process), and
+ * a scheduler restarting too hears the second report. It acts on the first it hears.
+ */
+const LOST_REPORT_DELAYS_MS = [1000, 10_000];
+const LOST_ON_RESTART = 'its process did not survive a restart of pod-rest';
 
 /**
  * Serverless workers as Pods: the scheduler decides when a worker starts and stops; this service
@@ -29,10 +41,11 @@ const MAX_POD_NAME = 191;
  * worker that ended by itself.
  */
 @Injectable()
-export class WorkersService implements OnApplicationShutdown {
+export class WorkersService implements OnApplicationBootstrap, OnApplicationShutdown {
   /** Starts in progress by worker id: a retried request joins the first, a stop waits for it. */
   private readonly starting = new Map<string, Promise<StartWorkerResponse>>();
   private readonly unsubscribe: () => void;
+  private readonly reports: NodeJS.Timeout[] = [];
 
   constructor(
     private readonly pods: PodsRepository,
@@ -46,21 +59,50 @@ export class WorkersService implements OnApplicationShutdown {
   ) {
     // Ended by itself (crash, exit): the scheduler counts it at once (crash-loop back-off).
     this.unsubscribe = lifecycle.onExitRecorded((pod, status, by) => {
-      if (!pod.endpointId || by !== 'itself') return;
-      void this.bus
-        .signal(PodSignals.workerExited, {
-          endpointId: pod.endpointId,
-          workerId: pod.id,
-          exitCode: status.exitCode,
-          ...(status.reason ? { reason: status.reason } : {}),
-        })
-        .catch(() => undefined);
+      if (by === 'itself') this.tellExited(pod, status.exitCode, status.reason);
+    });
+  }
+
+  /**
+   * Workers whose process did not survive pod-rest's restart (local processes end with it) are
+   * told as exited too, so that the scheduler replaces them at once rather than after 3 missed
+   * pings; missed pings still catch them if both reports are lost.
+   */
+  onApplicationBootstrap(): void {
+    void this.lifecycle.reconciled.then((lost) => {
+      const workers = lost.filter((pod) => pod.endpointId);
+      if (!workers.length) return;
+      this.logger.warn(
+        { workers: workers.map((pod) => pod.id) },
+        'serverless workers did not survive the restart; telling the scheduler',
+      );
+      for (const delay of LOST_REPORT_DELAYS_MS) {
+        const timer = setTimeout(() => {
+          for (const pod of workers) this.tellExited(pod, null, LOST_ON_RESTART);
+        }, delay);
+        timer.unref();
+        this.reports.push(timer);
+      }
     });
   }
 
   // After beforeApplicationShutdown, whose exits are recorded (and are none of the scheduler's business).
   onApplicationShutdown(): void {
     this.unsubscribe();
+    this.reports.forEach((timer) => clearTimeout(timer));
+  }
+
+  /** Best effort (a signal): the scheduler's missed pings are the fallback. */
+  private tellExited(pod: PodRow, exitCode: number | null, reason?: string): void {
+    if (!pod.endpointId) return;
+    void this.bus
+      .signal(PodSignals.workerExited, {
+        endpointId: pod.endpointId,
+        workerId: pod.id,
+        exitCode,
+        ...(reason ? { reason } : {}),
+      })
+      .catch(() => undefined);
   }
 
   startWorker(request: StartWorkerRequest): Promise<StartWorkerResponse> {

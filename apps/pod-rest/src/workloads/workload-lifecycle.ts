@@ -75,9 +75,12 @@ export class WorkloadLifecycle
   private readonly exitListeners = new Set<ExitRecordedListener>();
   private readonly gpusFreedListeners = new Set<() => void>();
   private readonly unsubscribe: Array<() => void> = [];
-  private reconciledNow!: () => void;
-  /** Resolves once start-up reconciliation is done (GPUs of runs lost meanwhile are free again). */
-  readonly reconciled = new Promise<void>((resolve) => (this.reconciledNow = resolve));
+  private reconciledNow!: (lost: PodRow[]) => void;
+  /**
+   * Resolves once start-up reconciliation is done (GPUs of runs lost meanwhile are free again),
+   * with the Pods whose run did not survive the restart.
+   */
+  readonly reconciled = new Promise<PodRow[]>((resolve) => (this.reconciledNow = resolve));
 
   constructor(
     private readonly pods: PodsRepository,
@@ -95,6 +98,7 @@ export class WorkloadLifecycle
 
   /** Pods recorded as running (or deleted but not yet ended) whose workload is gone are exited. */
   async onApplicationBootstrap(): Promise<void> {
+    const lost: PodRow[] = [];
     for (const pod of await this.pods.findRunningWithWorkload()) {
       if (await this.compute.status(pod.computeRef!)) continue;
       const now = new Date();
@@ -104,6 +108,7 @@ export class WorkloadLifecycle
         exitedAt: now,
         gpuIds: [],
       });
+      lost.push(pod);
     }
     // A deleted Pod whose exit was never recorded (the server went down meanwhile) would count as
     // using its template for ever: its workload is gone, so it ended.
@@ -127,7 +132,7 @@ export class WorkloadLifecycle
           );
       }),
     );
-    this.reconciledNow();
+    this.reconciledNow(lost);
   }
 
   /**
