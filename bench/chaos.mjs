@@ -2,7 +2,7 @@
 // Chaos suite (issue 9): cluster mode on this machine (scripts/cluster-up.mjs: six services on the
 // local NATS JetStream and PostgreSQL, restarted like Kubernetes would when they die), a steady
 // load of jobs with webhooks, and faults injected one after another: kill -9 of queue-api, an
-// outage of queue-api (paused for 5 ping intervals), kill -9 of the scheduler, webhook-sender,
+// outage of queue-api (paused for 40 s), kill -9 of the scheduler, webhook-sender,
 // pod-rest, a worker process, a restart of NATS and a restart of PostgreSQL (the local cluster
 // stopped and started again under load). Afterwards it checks, from the clients' records, the
 // webhooks received and the services' databases, that every accepted job reached exactly one
@@ -144,7 +144,7 @@ const jobs = [];
 let window = 'warm-up';
 let loadOn = true;
 
-async function submitOne(endpointId, n) {
+async function submitOne(endpointId, n, input = { sleep_ms: 100 + (n % 5) * 50, echo: n }) {
   const key = randomUUID();
   const record = { n, window, key, id: null, attempts: 0 };
   jobs.push(record);
@@ -161,7 +161,7 @@ async function submitOne(endpointId, n) {
       const res = await api(
         'POST',
         `/v2/${endpointId}/run`,
-        { input: { sleep_ms: 100 + (n % 5) * 50, echo: n }, webhook: hookUrl },
+        { input, webhook: hookUrl },
         { 'idempotency-key': key },
       );
       if (res.status === 200) {
@@ -236,22 +236,46 @@ async function killWorker() {
   }
 }
 
+const OUTAGE_MS = 40_000;
 /** Live workers the scheduler declared lost because of a fault that did not touch them. */
 const falselyLost = [];
 
 /**
- * queue-api unreachable (its process paused) for 5 ping intervals, longer than a worker may be
- * silent: the workers stay alive, but none of their calls gets through. The scheduler must not
- * count that as their silence: 4 intervals after queue-api is back, any worker alive before the
- * outage that it marked lost for missed pings fails the run.
+ * queue-api unreachable (its process paused) for 40 s: the workers stay alive, but none of their
+ * calls gets through. A worker's long polls held by the scheduler when the outage began (job-take,
+ * job-stop: up to 30 s) count as hearing it until they end, so the outage lasts longer than that
+ * plus 3 missed ping intervals; and first every job slot gets a job that outlasts it (a worker
+ * waiting in job-take is heard at every round, so only busy workers are exposed, as GPU workers
+ * running one long job each are). The scheduler must not count the outage as their silence: 4
+ * intervals after queue-api is back, any worker alive before it that was marked lost for missed
+ * pings fails the run.
  */
-async function pauseQueueApi() {
+async function pauseQueueApi(endpointId) {
   const pid = pids.get('queue-api');
   if (!pid) throw new Error('no pid known for queue-api');
   const before = workerProcesses();
+  const long = [];
+  const slots = before.length * WORKER_CONCURRENCY;
+  await Promise.all(
+    Array.from({ length: slots }, (_, i) => {
+      const n = `outage-${i}`;
+      return submitOne(endpointId, n, { sleep_ms: OUTAGE_MS + 4000, echo: n }).then(() => {
+        const job = jobs.find((j) => j.n === n);
+        if (job.id) long.push(job);
+      });
+    }),
+  );
+  const running = async () => {
+    const states = await Promise.all(
+      long.map((j) => api('GET', `/v2/${endpointId}/status/${j.id}`).then((r) => r.json?.status)),
+    );
+    return states.filter((s) => s === 'IN_PROGRESS').length;
+  };
+  const deadline = Date.now() + 30_000;
+  while ((await running()) < slots && Date.now() < deadline) await sleep(250);
   process.kill(pid, 'SIGSTOP');
   try {
-    await sleep(5 * PING_INTERVAL_MS);
+    await sleep(OUTAGE_MS);
   } finally {
     process.kill(pid, 'SIGCONT');
   }
@@ -267,7 +291,7 @@ async function pauseQueueApi() {
     : [];
   falselyLost.push(...lost);
   if (lost.length) log(`live workers lost during the queue-api outage: ${lost.join(', ')}`);
-  return `queue-api paused (SIGSTOP) for ${(5 * PING_INTERVAL_MS) / 1000} s with ${before.length} live workers; ${lost.length} declared lost`;
+  return `queue-api paused (SIGSTOP) for ${OUTAGE_MS / 1000} s with ${before.length} live workers, ${slots} long jobs in their slots; ${lost.length} declared lost`;
 }
 
 function restartNats() {
@@ -408,7 +432,7 @@ async function main() {
   for (const [name, fault] of FAULTS) {
     window = name;
     try {
-      const what = await fault();
+      const what = await fault(endpointId);
       injected.push({ name, what, at: Date.now() });
       log(what);
     } catch (err) {
