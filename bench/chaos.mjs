@@ -354,6 +354,7 @@ const FAULTS = [
 function psql(db, sql) {
   return execFileSync('psql', [`${pgBase}/${namespace}_${db}`, '-XAtc', sql], {
     encoding: 'utf8',
+    maxBuffer: 256 * 1024 * 1024, // a row per job: tens of thousands at --rate 100
   }).trim();
 }
 
