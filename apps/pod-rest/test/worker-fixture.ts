@@ -33,6 +33,8 @@ export function writeFixture(): string {
   chmodSync(dir, 0o755); // workloads running as their own users read it
   const file = path.join(dir, 'fixture-worker.mjs');
   writeFileSync(file, SCRIPT);
+  // Whatever the umask (a server opening a data directory in this process sets 077).
+  chmodSync(file, 0o644);
   return file;
 }
 

@@ -447,6 +447,8 @@ describe('pod-rest restarted after a crash', () => {
     const fixture = writeFixture();
     const dir = mkdtempSync(path.join(tmpdir(), 'runplane-pod-rest-restart-'));
     const env = { RUNPLANE_DATA_DIR: dir };
+    // Opening a data directory sets this process's umask to 077; later test files share it.
+    const umask = process.umask();
     const withServer = async (use: (s: TestServer) => Promise<void>) => {
       const s = await startTestServer([secretsVaultService, podRestService], env);
       try {
@@ -493,6 +495,7 @@ describe('pod-rest restarted after a crash', () => {
       });
     } finally {
       rmSync(dir, { recursive: true, force: true });
+      process.umask(umask);
     }
   }, 90_000);
 });
