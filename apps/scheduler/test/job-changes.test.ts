@@ -4,6 +4,7 @@ import { SchedulerSignals } from '@runplane/contracts';
 import { createLogger, type ReadinessService } from '@runplane/platform';
 import { JobChanges } from '../src/shared/job-changes.js';
 import { WorkersBusController } from '../src/workers/workers.bus-controller.js';
+import { WorkerRelay } from '../src/workers/worker-relay.js';
 
 /** 'woken' when the wait ends within 2 s (its own timeout is 30 s), else 'still waiting'. */
 async function outcome(p: Promise<unknown>): Promise<string> {
@@ -162,7 +163,7 @@ describe('JobChanges (long-poll wake-ups)', () => {
 
   it('the signal handler takes batched changes, and the single change an older replica sends; garbage is ignored', async () => {
     const c = changes();
-    const controller = new WorkersBusController({} as never, c);
+    const controller = new WorkersBusController({} as never, c, new WorkerRelay());
     const takes = [c.waitForWork('ep7', 'w', 30_000), c.waitForWork('ep7', 'w', 30_000)];
     const stop = c.waitForStops('ep7', 30_000);
     controller.jobChanged({
