@@ -386,9 +386,18 @@ async function finalStatuses(endpointId, accepted) {
     const reader = async () => {
       while (next < pending.length) {
         const j = pending[next++];
-        const res = await api('GET', `/v2/${endpointId}/status/${j.id}`).catch(() => null);
-        if (res?.status === 200) status.set(j.id, res.json.status);
-        else if (res?.status === 404) status.set(j.id, 'LOST');
+        // The endpoint's rate limit counts these reads too (limits are on up to 50 jobs/s): a 429
+        // waits for its Retry-After, a failure a moment, ten times at most.
+        for (let attempt = 0; attempt < 10; attempt++) {
+          const res = await api('GET', `/v2/${endpointId}/status/${j.id}`).catch(() => null);
+          if (res?.status === 200) status.set(j.id, res.json.status);
+          else if (res?.status === 404) status.set(j.id, 'LOST');
+          else {
+            await sleep(res?.status === 429 ? Number(res.retryAfter) * 1000 || 1000 : 500);
+            continue;
+          }
+          break;
+        }
       }
     };
     await Promise.all(Array.from({ length: 16 }, reader));
