@@ -13,6 +13,7 @@ import { startTestServer, type TestServer } from '@runplane/platform';
 import { schedulerService } from '@runplane/scheduler';
 import { secretsVaultService } from '@runplane/secrets-vault';
 import { queueApiService } from '../src/index.js';
+import { ReplicaRegistry } from '../src/limits/replica-registry.js';
 import { until } from './support/scheduler-stand-in.js';
 
 describe('the /run slice through queue-api, the vault and the scheduler', () => {
@@ -135,7 +136,7 @@ describe('the /run slice through queue-api, the vault and the scheduler', () => 
     try {
       await until(() => heard.length >= 4, 10_000, 'four relay heartbeats');
       expect(new Set(heard.map((h) => h.signal.replica)).size).toBe(1);
-      expect(heard[0].signal.replica).toMatch(/^queue-api-/);
+      expect(heard[0].signal.replica).toBe(server.app.get(ReplicaRegistry, { strict: false }).id);
       // About one per period (a loaded machine delays timers, never brings them forward much).
       const span = heard[3].at - heard[0].at;
       expect(span).toBeGreaterThanOrEqual(3 * RELAY_HEARTBEAT_MS - 100);

@@ -8,7 +8,7 @@ import { Bus } from '@runplane/bus';
 import { QueueApiSignals, RELAY_HEARTBEAT_MS } from '@runplane/contracts';
 import { LOGGER } from '@runplane/platform';
 import type { Logger } from 'pino';
-import { randomUUID } from 'node:crypto';
+import { ReplicaRegistry } from '../limits/replica-registry.js';
 
 /**
  * Tells the scheduler that this replica is relaying workers' calls, so that it counts a worker's
@@ -18,12 +18,12 @@ import { randomUUID } from 'node:crypto';
  */
 @Injectable()
 export class WorkerRelayHeartbeat implements OnApplicationBootstrap, BeforeApplicationShutdown {
-  private readonly replica = `queue-api-${randomUUID()}`;
   private timer?: NodeJS.Timeout;
   private failing = false;
 
   constructor(
     private readonly bus: Bus,
+    private readonly replicas: ReplicaRegistry,
     @Inject(LOGGER) private readonly logger: Logger,
   ) {}
 
@@ -38,7 +38,7 @@ export class WorkerRelayHeartbeat implements OnApplicationBootstrap, BeforeAppli
 
   private async announce(): Promise<void> {
     try {
-      await this.bus.signal(QueueApiSignals.workerRelay, { replica: this.replica });
+      await this.bus.signal(QueueApiSignals.workerRelay, { replica: this.replicas.id });
       this.failing = false;
     } catch (err) {
       // Logged once per outage: the scheduler already treats the silence as not hearing workers.

@@ -149,8 +149,8 @@ export class WorkersRepository {
   /**
    * Workers silent for 3 ping intervals, and managed workers that never called in within the
    * start timeout, turn unhealthy. Both count only from `listeningSince`, when the caller could
-   * last hear workers without a break: a worker's calls made while the scheduler, its database or
-   * its bus was down were refused, and are no sign that the worker died.
+   * last hear workers without a break: a worker's calls made while the scheduler, its database,
+   * its bus or queue-api was down were refused, and are no sign that the worker died.
    */
   sweepSilent(now: Date, startTimeoutMs: number, listeningSince: Date): Promise<LostWorker[]> {
     return this.db.$queryRawUnsafe<LostWorker[]>(
