@@ -10,6 +10,41 @@ import { OWNER, sleep, startHarness, until, type Harness } from './support.js';
 
 // Worker liveness: a scheduler's own downtime, or queue-api's, never counts as its workers'
 // silence, and workers lost together are one failed start of their endpoint.
+
+/** Takes one job for `workerId` without holding a long poll (only its pings then say it is alive). */
+const takeOne = async (h: Harness, endpointId: string, workerId: string) =>
+  (await h.call(SchedulerRpc.takeJobs, { endpointId, workerId, batchSize: 1, waitMs: 0 })).jobs.map(
+    (j) => j.id,
+  );
+
+const statusOf = async (h: Harness, endpointId: string, jobId: string) =>
+  (await h.call(SchedulerRpc.getJob, { ownerId: OWNER, endpointId, jobId })).status;
+
+/**
+ * Keeps the worker `w-alive` (holding job `alive`) pinging until job `silent`, held by a worker
+ * that stays silent, is back in the queue.
+ */
+async function untilLostWhileOtherPings(
+  h: Harness,
+  endpointId: string,
+  jobs: { alive: string; silent: string },
+  what: string,
+): Promise<void> {
+  const ping = () =>
+    h.call(SchedulerRpc.ping, { endpointId, workerId: 'w-alive', jobIds: [jobs.alive] });
+  await ping();
+  const pinging = setInterval(() => void ping().catch(() => {}), 300);
+  try {
+    await until(
+      async () => (await statusOf(h, endpointId, jobs.silent)) === 'IN_QUEUE',
+      20_000,
+      what,
+    );
+  } finally {
+    clearInterval(pinging);
+  }
+}
+
 describe('worker liveness', () => {
   describe('on one scheduler', () => {
     let h: Harness;
@@ -23,34 +58,24 @@ describe('worker liveness', () => {
       const ep = await h.endpoint();
       const alive = await h.submit(ep, { n: 1 });
       const silent = await h.submit(ep, { n: 2 });
-      const take = (workerId: string) =>
-        h.call(SchedulerRpc.takeJobs, { endpointId: ep, workerId, batchSize: 1, waitMs: 0 });
-      expect((await take('w-alive')).jobs.map((j) => j.id)).toEqual([alive]);
-      expect((await take('w-silent')).jobs.map((j) => j.id)).toEqual([silent]);
-      const get = (jobId: string) =>
-        h.call(SchedulerRpc.getJob, { ownerId: OWNER, endpointId: ep, jobId });
+      expect(await takeOne(h, ep, 'w-alive')).toEqual([alive]);
+      expect(await takeOne(h, ep, 'w-silent')).toEqual([silent]);
       // queue-api down for 5 intervals: no worker call reaches the scheduler, nor its heartbeat.
       h.relaying = false;
       await sleep(5 * intervalMs);
-      expect((await get(alive)).status).toBe('IN_PROGRESS');
-      expect((await get(silent)).status).toBe('IN_PROGRESS');
+      expect(await statusOf(h, ep, alive)).toBe('IN_PROGRESS');
+      expect(await statusOf(h, ep, silent)).toBe('IN_PROGRESS');
 
       h.relaying = true;
       const back = Date.now();
-      const ping = () =>
-        h.call(SchedulerRpc.ping, { endpointId: ep, workerId: 'w-alive', jobIds: [alive] });
-      const pinging = setInterval(() => void ping().catch(() => {}), 300);
-      try {
-        await until(
-          async () => (await get(silent)).status === 'IN_QUEUE',
-          20_000,
-          'the silent worker lost once queue-api is back',
-        );
-        expect(Date.now() - back).toBeGreaterThanOrEqual(3 * intervalMs - 100);
-        expect((await get(alive)).status).toBe('IN_PROGRESS');
-      } finally {
-        clearInterval(pinging);
-      }
+      await untilLostWhileOtherPings(
+        h,
+        ep,
+        { alive, silent },
+        'the silent worker lost once queue-api is back',
+      );
+      expect(Date.now() - back).toBeGreaterThanOrEqual(3 * intervalMs - 100);
+      expect(await statusOf(h, ep, alive)).toBe('IN_PROGRESS');
     }, 60_000);
 
     it("workers that fail together step their endpoint's start back-off once", async () => {
@@ -85,10 +110,8 @@ describe('worker liveness', () => {
       const ep = await first.endpoint();
       const alive = await first.submit(ep, { n: 1 });
       const dead = await first.submit(ep, { n: 2 });
-      const take = (workerId: string) =>
-        first.call(SchedulerRpc.takeJobs, { endpointId: ep, workerId, batchSize: 1, waitMs: 0 });
-      expect((await take('w-alive')).jobs.map((j) => j.id)).toEqual([alive]);
-      expect((await take('w-dead')).jobs.map((j) => j.id)).toEqual([dead]);
+      expect(await takeOne(first, ep, 'w-alive')).toEqual([alive]);
+      expect(await takeOne(first, ep, 'w-dead')).toEqual([dead]);
       await first.stop();
       // Down for longer than 3 ping intervals: the workers' pings meanwhile were refused.
       await sleep(5 * intervalMs);
@@ -98,27 +121,18 @@ describe('worker liveness', () => {
       try {
         // A sweep before the live worker's next ping gets through, as after a real restart.
         await second.server.app.get(Sweeper, { strict: false }).tick();
-        const get = (jobId: string) =>
-          second.call(SchedulerRpc.getJob, { ownerId: OWNER, endpointId: ep, jobId });
-        expect((await get(alive)).status).toBe('IN_PROGRESS');
-        const ping = () =>
-          second.call(SchedulerRpc.ping, { endpointId: ep, workerId: 'w-alive', jobIds: [alive] });
-        await ping();
-        const pinging = setInterval(() => void ping().catch(() => {}), 300);
-        try {
-          await until(
-            async () => (await get(dead)).status === 'IN_QUEUE',
-            20_000,
-            'the silent worker lost after the restart',
-          );
-          expect(Date.now() - restarted).toBeGreaterThanOrEqual(3 * intervalMs - 100);
-          expect((await get(alive)).status).toBe('IN_PROGRESS');
-          expect(
-            (await second.call(SchedulerRpc.health, { ownerId: OWNER, endpointId: ep })).workers,
-          ).toMatchObject({ unhealthy: 1, running: 1 });
-        } finally {
-          clearInterval(pinging);
-        }
+        expect(await statusOf(second, ep, alive)).toBe('IN_PROGRESS');
+        await untilLostWhileOtherPings(
+          second,
+          ep,
+          { alive, silent: dead },
+          'the silent worker lost after the restart',
+        );
+        expect(Date.now() - restarted).toBeGreaterThanOrEqual(3 * intervalMs - 100);
+        expect(await statusOf(second, ep, alive)).toBe('IN_PROGRESS');
+        expect(
+          (await second.call(SchedulerRpc.health, { ownerId: OWNER, endpointId: ep })).workers,
+        ).toMatchObject({ unhealthy: 1, running: 1 });
       } finally {
         await second.stop();
       }
