@@ -18,6 +18,7 @@ import { WorkerCounts } from './limits/worker-counts.js';
 import { OpenAiController } from './openai/openai.controller.js';
 import { OpenAiService } from './openai/openai.service.js';
 import { WorkerController } from './workers/worker.controller.js';
+import { WorkerPolls } from './workers/worker-polls.js';
 import { WorkerRelayHeartbeat } from './workers/worker-relay-heartbeat.js';
 import { WorkerService } from './workers/worker.service.js';
 
@@ -47,6 +48,7 @@ export const QUEUE_API_MIGRATIONS = fileURLToPath(new URL('../prisma/migrations'
     ReplicaRegistry,
     WorkerCounts,
     WorkerRelayHeartbeat,
+    WorkerPolls,
   ],
 })
 export class QueueApiModule {}

@@ -2,16 +2,19 @@ import { afterAll, beforeAll, beforeEach, describe, expect, it } from '@jest/glo
 import { hashApiKey } from '@runplane/auth';
 import {
   JOB_LIMITS,
+  QueueApiSignals,
   RunplaneError,
   VaultRpc,
   WORKER_LONG_POLL_MS,
   type JobRecord,
   type StreamResponse,
   type WorkerJob,
+  type WorkerPollsEndedSignal,
 } from '@runplane/contracts';
 import { startTestServer, type TestServer } from '@runplane/platform';
 import { secretsVaultService } from '@runplane/secrets-vault';
 import { queueApiService } from '../src/index.js';
+import { ReplicaRegistry } from '../src/limits/replica-registry.js';
 import { rawRequest } from './support/raw-http.js';
 import { deferred, SchedulerStandIn, until } from './support/scheduler-stand-in.js';
 
@@ -57,6 +60,7 @@ describe('queue-api HTTP routes (stand-in scheduler)', () => {
   beforeEach(() => sched.reset());
 
   const url = (path: string) => `${server.url}${path}`;
+  const replicaId = () => server.app.get(ReplicaRegistry, { strict: false }).id;
 
   describe('submission', () => {
     it('POST /run submits mode "run" under a fresh uuid and answers 200 {id, status} only', async () => {
@@ -617,6 +621,8 @@ describe('queue-api HTTP routes (stand-in scheduler)', () => {
         workerId: 'w1',
         batchSize: 1,
         waitMs: WORKER_LONG_POLL_MS,
+        relay: replicaId(),
+        pollId: expect.stringMatching(new RegExp(`^${replicaId()}/\\d+$`)),
       });
 
       sched.on('takeJobs', () => ({ jobs: [] }));
@@ -679,6 +685,58 @@ describe('queue-api HTTP routes (stand-in scheduler)', () => {
         workerId: 'w3',
         jobIds: ['lost-1', 'lost-2'],
       });
+    });
+
+    it('reports the job-take and job-stop polls whose worker left, and only those (their rounds no longer say it is alive)', async () => {
+      const ended: WorkerPollsEndedSignal[] = [];
+      const sub = await server.bus.onSignal(QueueApiSignals.workerPollsEnded, (signal) => {
+        ended.push(signal);
+      });
+      const take = deferred<{ jobs: WorkerJob[] }>();
+      const stops = deferred<{ jobsToStop: string[] }>();
+      sched.on('takeJobs', () => take.promise);
+      sched.on('stopJobs', () => stops.promise);
+      sched.on('releaseJobs', () => ({ ok: true as const }));
+      try {
+        const leaving = new AbortController();
+        const polls = [
+          fetch(url('/v2/ep-w/job-take/w-gone'), {
+            headers: workerHeaders(),
+            signal: leaving.signal,
+          }),
+          fetch(url('/v2/ep-w/job-stop/w-gone'), {
+            headers: workerHeaders(),
+            signal: leaving.signal,
+          }),
+          fetch(url('/v2/ep-w/job-take/w-stays'), { headers: workerHeaders() }),
+        ].map((p) => p.catch((err: unknown) => err));
+        await until(
+          () => sched.callsOf('takeJobs').length === 2 && sched.callsOf('stopJobs').length === 1,
+          5000,
+          'the polls to reach the scheduler',
+        );
+        const pollOf = (calls: { workerId: string; pollId?: string }[]) =>
+          calls.find((c) => c.workerId === 'w-gone')!.pollId;
+        const gone = [pollOf(sched.callsOf('takeJobs')), pollOf(sched.callsOf('stopJobs'))];
+        leaving.abort();
+        await until(
+          () => ended.flatMap((e) => e.polls).length >= 2,
+          5000,
+          'the ended polls reported',
+        );
+        expect(ended.flatMap((e) => e.polls).sort()).toEqual([...gone].sort());
+        expect(ended.every((e) => e.replica === replicaId())).toBe(true);
+        // The poll still held is answered as usual and reported as nothing.
+        take.resolve({ jobs: [] });
+        stops.resolve({ jobsToStop: [] });
+        const [, , stays] = await Promise.all(polls);
+        expect((stays as Response).status).toBe(204);
+        expect(ended.flatMap((e) => e.polls)).toHaveLength(2);
+      } finally {
+        take.resolve({ jobs: [] }); // no poll left pending when an assertion failed
+        stops.resolve({ jobsToStop: [] });
+        await sub.stop();
+      }
     });
 
     it('job-done takes the raw JSON body whatever the content-type and reads isStream', async () => {
@@ -849,6 +907,8 @@ describe('queue-api HTTP routes (stand-in scheduler)', () => {
         endpointId: 'ep-w',
         workerId: 'w1',
         waitMs: WORKER_LONG_POLL_MS,
+        relay: replicaId(),
+        pollId: expect.stringMatching(new RegExp(`^${replicaId()}/\\d+$`)),
       });
       sched.on('stopJobs', () => ({ jobsToStop: [] }));
       const none = await fetch(url('/v2/ep-w/job-stop/w1?gpu=x'), { headers: workerHeaders() });

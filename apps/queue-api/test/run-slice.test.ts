@@ -6,6 +6,7 @@ import {
   SchedulerRpc,
   TemplateRpc,
   VaultRpc,
+  WORKER_LONG_POLL_MS,
   type Template,
   type WorkerRelaySignal,
 } from '@runplane/contracts';
@@ -16,13 +17,20 @@ import { queueApiService } from '../src/index.js';
 import { ReplicaRegistry } from '../src/limits/replica-registry.js';
 import { until } from './support/scheduler-stand-in.js';
 
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
 describe('the /run slice through queue-api, the vault and the scheduler', () => {
   let server: TestServer;
   let epA: string;
   let epB: string;
+  let userId: string;
 
   beforeAll(async () => {
-    server = await startTestServer([secretsVaultService, schedulerService, queueApiService]);
+    server = await startTestServer([secretsVaultService, schedulerService, queueApiService], {
+      // Short enough that a lost worker's detection fits in a test (the minimum is 1000).
+      RUNPLANE_WORKER_PING_INTERVAL_MS: '1000',
+      RUNPLANE_LONG_POLL_RECHECK_MS: '500',
+    });
     // Endpoints need an existing template; template-graphql is not part of this slice.
     await server.bus.serve(
       TemplateRpc.get,
@@ -31,9 +39,10 @@ describe('the /run slice through queue-api, the vault and the scheduler', () => 
     const { principal } = await server.bus.request(VaultRpc.verifyApiKey, {
       keyHash: hashApiKey(server.apiKey),
     });
+    userId = principal!.userId;
     const create = () =>
       server.bus.request(SchedulerRpc.createEndpoint, {
-        ownerId: principal!.userId,
+        ownerId: userId,
         endpoint: { templateId: 'tpl-slice', workersMin: 0, workersMax: 0 },
       });
     [epA, epB] = [(await create()).id, (await create()).id];
@@ -127,6 +136,36 @@ describe('the /run slice through queue-api, the vault and the scheduler', () => 
       body: { id: run.body.id, status: 'IN_QUEUE' },
     });
   }, 90_000);
+
+  it("a worker that vanishes while it holds a job and a job-stop poll is lost three ping intervals later, not when the poll's wait ends", async () => {
+    const ep = await server.bus.request(SchedulerRpc.createEndpoint, {
+      ownerId: userId,
+      endpoint: { templateId: 'tpl-slice', workersMin: 0, workersMax: 0 },
+    });
+    const worker = { headers: { authorization: server.apiKey } };
+    const run = await server.call('POST', `/v2/${ep.id}/run`, { input: { n: 1 } });
+    const take = await fetch(`${server.url}/v2/${ep.id}/job-take/w-vanish`, worker);
+    expect(await take.json()).toMatchObject({ id: run.body.id });
+    // Its job-stop poll is held at the scheduler (a few rounds of it) when its process dies.
+    const dies = new AbortController();
+    const stops = fetch(`${server.url}/v2/${ep.id}/job-stop/w-vanish`, {
+      ...worker,
+      signal: dies.signal,
+    }).catch(() => undefined);
+    await sleep(1500);
+    dies.abort();
+    await stops;
+    const died = Date.now();
+    const status = async () =>
+      (await server.call('GET', `/v2/${ep.id}/status/${run.body.id}`)).body.status;
+    expect(await status()).toBe('IN_PROGRESS');
+    // Requeued once lost: within 20 s, where the poll's rounds alone would have lasted 30 s.
+    while ((await status()) !== 'IN_QUEUE') {
+      if (Date.now() - died > 20_000) throw new Error('the job was not requeued within 20 s');
+      await sleep(100);
+    }
+    expect(Date.now() - died).toBeLessThan(WORKER_LONG_POLL_MS);
+  }, 60_000);
 
   it("announces on the bus, every heartbeat, that it relays workers' calls (the scheduler counts their silence only then)", async () => {
     const heard: { at: number; signal: WorkerRelaySignal }[] = [];

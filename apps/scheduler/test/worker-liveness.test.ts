@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import { SchedulerRpc } from '@runplane/contracts';
+import { QueueApiSignals, SchedulerRpc } from '@runplane/contracts';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -76,6 +76,52 @@ describe('worker liveness', () => {
       );
       expect(Date.now() - back).toBeGreaterThanOrEqual(3 * intervalMs - 100);
       expect(await statusOf(h, ep, alive)).toBe('IN_PROGRESS');
+    }, 60_000);
+
+    it('a held long poll counts as hearing its worker only while queue-api holds it: not once the worker left, nor once its replica went silent', async () => {
+      const intervalMs = h.server.app.get(SchedulerSettings, { strict: false }).pingIntervalMs;
+      const ep = await h.endpoint();
+      const job = {
+        left: await h.submit(ep),
+        orphaned: await h.submit(ep),
+        held: await h.submit(ep),
+      };
+      const taken = Date.now();
+      expect(await takeOne(h, ep, 'w-left')).toEqual([job.left]);
+      expect(await takeOne(h, ep, 'w-orphaned')).toEqual([job.orphaned]);
+      expect(await takeOne(h, ep, 'w-held')).toEqual([job.held]);
+      // Each then only holds a job-stop poll (no pings), as an idle pingless worker would.
+      const holdStops = (workerId: string, relay: string, pollId: string, waitMs: number) =>
+        h.call(
+          SchedulerRpc.stopJobs,
+          { endpointId: ep, workerId, relay, pollId, waitMs },
+          waitMs + 5000,
+        );
+      // w-left's connection closed (queue-api reports it); w-orphaned's replica stops announcing
+      // itself after relaying the poll (it died); w-held's poll stays held by a live replica.
+      const left = holdStops('w-left', 'harness', 'harness/1', 60_000);
+      const orphaned = holdStops('w-orphaned', 'qa-dead', 'qa-dead/1', 60_000);
+      const held = holdStops('w-held', 'harness', 'harness/2', 8 * intervalMs);
+      await h.server.bus.signal(QueueApiSignals.workerPollsEnded, {
+        replica: 'harness',
+        polls: ['harness/1'],
+      });
+      // Both polls end at their next round, long before their wait.
+      expect(await left).toEqual({ jobsToStop: [] });
+      expect(await orphaned).toEqual({ jobsToStop: [] });
+      expect(Date.now() - taken).toBeLessThan(30_000);
+      await until(
+        async () =>
+          (await statusOf(h, ep, job.left)) === 'IN_QUEUE' &&
+          (await statusOf(h, ep, job.orphaned)) === 'IN_QUEUE',
+        20_000,
+        'both workers lost, their jobs requeued',
+      );
+      expect(Date.now() - taken).toBeGreaterThanOrEqual(3 * intervalMs - 100);
+      // The worker whose poll is still held is alive for as long as the poll lasts.
+      await sleep(taken + 5 * intervalMs - Date.now());
+      expect(await statusOf(h, ep, job.held)).toBe('IN_PROGRESS');
+      expect(await held).toEqual({ jobsToStop: [] });
     }, 60_000);
 
     it("workers that fail together step their endpoint's start back-off once", async () => {

@@ -163,7 +163,15 @@ describe('passesQuickly (class-validator without its machinery, for valid object
       ],
       [
         contracts.TakeJobsRequest,
-        { ownerId: 'u', endpointId: 'e', workerId: 'w', batchSize: 8, waitMs: 1_000 },
+        {
+          ownerId: 'u',
+          endpointId: 'e',
+          workerId: 'w',
+          batchSize: 8,
+          waitMs: 1_000,
+          relay: 'queue-api-1',
+          pollId: 'queue-api-1/7',
+        },
       ],
       [
         contracts.JobDoneRequest,

@@ -13,6 +13,7 @@ import type { ServerResponse } from 'node:http';
 import type { Logger } from 'pino';
 import { BUS_MARGIN_MS, LongPolls } from '../http/long-polls.js';
 import { queryFlag, queryList, type WorkerCall } from './worker-call.js';
+import { WorkerPolls } from './worker-polls.js';
 
 /** Jobs handed to a worker, and how to put them back if the HTTP response does not arrive. */
 export interface Handout {
@@ -29,6 +30,7 @@ export class WorkerService {
   constructor(
     private readonly bus: Bus,
     private readonly polls: LongPolls,
+    private readonly workerPolls: WorkerPolls,
     @Inject(LOGGER) private readonly logger: Logger,
   ) {}
 
@@ -51,17 +53,21 @@ export class WorkerService {
     };
     const giveBack = (jobs: WorkerJob[]) => this.release(worker, jobs);
     const wanted = Math.min(MAX_BATCH, Math.max(1, batchSize));
+    const poll = this.workerPolls.open();
     const held = await this.polls.hold(
       () =>
         this.bus.request(
           SchedulerRpc.takeJobs,
-          { ...worker, batchSize: wanted, waitMs: WORKER_LONG_POLL_MS },
+          { ...worker, ...poll, batchSize: wanted, waitMs: WORKER_LONG_POLL_MS },
           { timeoutMs: WORKER_LONG_POLL_MS + BUS_MARGIN_MS },
         ),
       res,
       (late) => giveBack(late.jobs),
     );
-    if (held.ended) return { jobs: [], giveBack: async () => {} };
+    if (held.ended) {
+      if (held.reason === 'client-gone') this.workerPolls.left(poll);
+      return { jobs: [], giveBack: async () => {} };
+    }
     const jobs = held.value.jobs ?? [];
     // Never more than asked for: extra jobs would be lost by a worker that expects one object.
     const extra = jobs.splice(wanted);
@@ -123,6 +129,7 @@ export class WorkerService {
     call: WorkerCall,
     res: ServerResponse,
   ): Promise<string[]> {
+    const poll = this.workerPolls.open();
     const held = await this.polls.hold(
       () =>
         this.bus.request(
@@ -132,12 +139,14 @@ export class WorkerService {
             endpointId,
             workerId: call.workerId,
             keyWorkerId: principal.workerId ?? undefined,
+            ...poll,
             waitMs: WORKER_LONG_POLL_MS,
           },
           { timeoutMs: WORKER_LONG_POLL_MS + BUS_MARGIN_MS },
         ),
       res,
     );
+    if (held.ended && held.reason === 'client-gone') this.workerPolls.left(poll);
     return held.ended ? [] : (held.value.jobsToStop ?? []);
   }
 

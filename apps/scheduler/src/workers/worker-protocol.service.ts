@@ -29,6 +29,7 @@ import { SchedulerSettings } from '../settings.js';
 import { ANY_JOB, JobChanges } from '../shared/job-changes.js';
 import { endedReason, errorString, exitedWith, isError, toWorkerJob } from './worker-messages.js';
 import { WorkerLiveness } from './worker-liveness.service.js';
+import { WorkerRelay } from './worker-relay.js';
 import { WorkersRepository, type SeenWorker } from '../store/workers.repository.js';
 
 /**
@@ -52,6 +53,7 @@ export class WorkerProtocolService {
     private readonly endpoints: EndpointsService,
     private readonly endpointRows: EndpointsRepository,
     private readonly liveness: WorkerLiveness,
+    private readonly relay: WorkerRelay,
     private readonly changes: JobChanges,
     private readonly settings: SchedulerSettings,
     @Inject(LOGGER) private readonly logger: Logger,
@@ -61,8 +63,10 @@ export class WorkerProtocolService {
   async take(request: TakeJobsRequest): Promise<TakeJobsResponse> {
     const endpoint = await this.endpointFor(request);
     const deadline = Date.now() + request.waitMs;
+    this.relay.pollArrived(request);
     for (;;) {
-      // Refreshed on every round: a worker holding a long poll is alive.
+      // Refreshed on every round: a worker holding a long poll is alive, while it is held.
+      if (!this.relay.isHeld(request)) return { jobs: [] }; // nobody left to answer
       const mark = this.changes.mark();
       const seen = await this.seen(endpoint, request.workerId);
       const leaving = isWorkerLeaving(seen);
@@ -287,7 +291,9 @@ export class WorkerProtocolService {
   async stop(request: StopJobsRequest): Promise<StopJobsResponse> {
     const endpoint = await this.endpointFor(request);
     const deadline = Date.now() + request.waitMs;
+    this.relay.pollArrived(request);
     for (;;) {
+      if (!this.relay.isHeld(request)) return { jobsToStop: [] }; // its stops wait for the next poll
       const mark = this.changes.mark();
       await this.seen(endpoint, request.workerId);
       const jobsToStop = await this.stops.deliver(endpoint.id, request.workerId, new Date());

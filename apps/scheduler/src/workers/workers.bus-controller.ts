@@ -15,6 +15,8 @@ import {
   type JobChange,
   type JobChangedSignal,
   type WorkerExitedSignal,
+  type WorkerPollsEndedSignal,
+  type WorkerRelaySignal,
 } from '@runplane/contracts';
 import { JobChanges } from '../shared/job-changes.js';
 import { WorkerProtocolService } from './worker-protocol.service.js';
@@ -68,8 +70,15 @@ export class WorkersBusController {
 
   /** A queue-api replica is up and relaying workers' calls (their silence counts from now on). */
   @OnSignal(QueueApiSignals.workerRelay)
-  relaying() {
-    this.relay.heard();
+  relaying(@Payload() signal: WorkerRelaySignal) {
+    this.relay.heard(typeof signal?.replica === 'string' ? signal.replica : undefined);
+  }
+
+  /** Workers left long polls queue-api held for them: those polls no longer say they are alive. */
+  @OnSignal(QueueApiSignals.workerPollsEnded)
+  pollsEnded(@Payload() signal: WorkerPollsEndedSignal) {
+    if (Array.isArray(signal?.polls))
+      this.relay.pollsEnded(signal.polls.filter((id): id is string => typeof id === 'string'));
   }
 
   /** Another replica changed jobs: long polls here look again. */

@@ -12,6 +12,16 @@ export interface WorkerRelaySignal {
   replica: string;
 }
 
+/**
+ * Workers' long polls a queue-api replica stopped holding because the worker's connection closed
+ * (the worker died or left): the scheduler stops counting their rounds as hearing the worker.
+ */
+export interface WorkerPollsEndedSignal {
+  replica: string;
+  /** The `pollId`s of the ended polls (`WorkerPollRequest`). */
+  polls: string[];
+}
+
 export const RELAY_HEARTBEAT_MS = 500;
 /**
  * Three heartbeats. It must stay below two ping intervals: a worker's last ping before an outage
@@ -21,4 +31,5 @@ export const RELAY_SILENT_AFTER_MS = 3 * RELAY_HEARTBEAT_MS;
 
 export const QueueApiSignals = {
   workerRelay: defineSignal<WorkerRelaySignal>('queue-api.workers.relaying'),
+  workerPollsEnded: defineSignal<WorkerPollsEndedSignal>('queue-api.workers.polls-ended'),
 } as const;

@@ -139,10 +139,22 @@ export class WorkerRequest {
   @IsOptional() @IsString() keyWorkerId?: string;
 }
 
-/** job-take / job-take-batch: long poll for up to `waitMs`, then `{jobs: []}`. */
-export class TakeJobsRequest extends WorkerRequest {
-  @IsInt() @Min(1) @Max(100) batchSize!: number;
+/**
+ * A worker's long poll (job-take, job-stop), held by a queue-api replica for up to `waitMs`. The
+ * scheduler counts each round of a held poll as hearing the worker, but only while someone holds
+ * it: `relay` names the replica (it announces itself, `QueueApiSignals.workerRelay`) and `pollId`
+ * the poll, which the replica reports when the worker's connection closes
+ * (`QueueApiSignals.workerPollsEnded`). Both optional: a queue-api of an older version sends neither.
+ */
+export class WorkerPollRequest extends WorkerRequest {
   @IsInt() @Min(0) @Max(60_000) waitMs!: number;
+  @IsOptional() @IsString() @IsNotEmpty() relay?: string;
+  @IsOptional() @IsString() @IsNotEmpty() pollId?: string;
+}
+
+/** job-take / job-take-batch: long poll for up to `waitMs`, then `{jobs: []}`. */
+export class TakeJobsRequest extends WorkerPollRequest {
+  @IsInt() @Min(1) @Max(100) batchSize!: number;
 }
 
 export interface TakeJobsResponse {
@@ -181,9 +193,7 @@ export class PingRequest extends WorkerRequest {
 }
 
 /** job-stop: long poll for jobs this worker must abandon (cancelled, timed out, expired). */
-export class StopJobsRequest extends WorkerRequest {
-  @IsInt() @Min(0) @Max(60_000) waitMs!: number;
-}
+export class StopJobsRequest extends WorkerPollRequest {}
 
 export interface StopJobsResponse {
   jobsToStop: string[];
