@@ -488,6 +488,7 @@ describe('pod-rest restarted after a crash', () => {
           workerId: 'wk-crash',
           exitCode: null,
           reason: 'its process did not survive a restart of pod-rest',
+          hostRestarted: true, // no fault of its template: no failed start
         });
         const row = await s.app.get(PodsRepository, { strict: false }).findById('wk-crash');
         expect(row).toMatchObject({ desiredStatus: 'EXITED', exitedAt: expect.any(Date) });

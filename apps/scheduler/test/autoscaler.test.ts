@@ -8,6 +8,7 @@ import {
   type StartWorkerRequest,
 } from '@runplane/contracts';
 import { createHash } from 'node:crypto';
+import { EndpointsRepository } from '../src/store/endpoints.repository.js';
 import { sleep, startHarness, until, type Harness } from './support.js';
 
 // The autoscaler end to end with a stand-in pod-rest (PodRpc) that records what it is asked to do;
@@ -499,6 +500,26 @@ describe('autoscaler with a stand-in pod-rest', () => {
       expect((await health(ep)).workers).toMatchObject({ throttled: 0, unhealthy: 0 });
     });
 
+    scenario(
+      'a young worker whose process ended with pod-rest is replaced without back-off',
+      async () => {
+        const ep = await endpoint({ workersMin: 1, workersMax: 1 });
+        const first = await nthStart(ep, 1);
+        comeUp(ep, first.workerId)(); // it called in once, then pod-rest restarted under it
+        await h.server.bus.signal(PodSignals.workerExited, {
+          endpointId: ep,
+          workerId: first.workerId,
+          exitCode: null,
+          reason: 'its process did not survive a restart of pod-rest',
+          hostRestarted: true,
+        });
+        await nthStart(ep, 2, 30_000);
+        const row = await h.server.app.get(EndpointsRepository, { strict: false }).find(ep);
+        expect(row).toMatchObject({ startFailures: 0, startBackoffUntil: null });
+        expect((await health(ep)).workers).toMatchObject({ throttled: 0 });
+      },
+    );
+
     scenario('deleting an endpoint stops its workers', async () => {
       const ep = await endpoint({ workersMin: 2, workersMax: 2 });
       const a = await nthStart(ep, 1);
@@ -528,6 +549,7 @@ describe('autoscaler with a stand-in pod-rest', () => {
     'a stopped worker still polling while it shuts down gets no job and does not come back as an external worker',
     'a refused start backs off exponentially (crash loop), counted as throttled',
     'pod-rest not answering is retried on later ticks without back-off',
+    'a young worker whose process ended with pod-rest is replaced without back-off',
     'a worker that never calls in is replaced after the start timeout',
     'a worker process that exits by itself is lost at once; a crash loop backs off and shows as unhealthy until a worker works',
     'a worker exiting after stopPod is replaced without back-off',

@@ -78,7 +78,7 @@ export class WorkersService implements OnApplicationBootstrap, OnApplicationShut
       );
       for (const delay of LOST_REPORT_DELAYS_MS) {
         const timer = setTimeout(() => {
-          for (const pod of workers) this.tellExited(pod, null, LOST_ON_RESTART);
+          for (const pod of workers) this.tellExited(pod, null, LOST_ON_RESTART, true);
         }, delay);
         timer.unref();
         this.reports.push(timer);
@@ -93,7 +93,12 @@ export class WorkersService implements OnApplicationBootstrap, OnApplicationShut
   }
 
   /** Best effort (a signal): the scheduler's missed pings are the fallback. */
-  private tellExited(pod: PodRow, exitCode: number | null, reason?: string): void {
+  private tellExited(
+    pod: PodRow,
+    exitCode: number | null,
+    reason?: string,
+    hostRestarted = false,
+  ): void {
     if (!pod.endpointId) return;
     void this.bus
       .signal(PodSignals.workerExited, {
@@ -101,6 +106,7 @@ export class WorkersService implements OnApplicationBootstrap, OnApplicationShut
         workerId: pod.id,
         exitCode,
         ...(reason ? { reason } : {}),
+        ...(hostRestarted ? { hostRestarted } : {}),
       })
       .catch(() => undefined);
   }

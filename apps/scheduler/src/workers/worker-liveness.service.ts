@@ -20,12 +20,18 @@ export class WorkerLiveness {
   /**
    * Its running jobs go back to the queue (retries + 1) or, taken too often, fail; a
    * managed worker that never came up or died young counts as a failed start, so a crash-looping
-   * template backs off. `reason` is recorded with each job's REQUEUED or FAILED event.
+   * template backs off (unless `notItsFault`: its host went down with it). `reason` is recorded
+   * with each job's REQUEUED or FAILED event.
    */
-  async lost(workers: LostWorker[], now: Date, reason: string): Promise<void> {
+  async lost(
+    workers: LostWorker[],
+    now: Date,
+    reason: string,
+    { notItsFault = false } = {},
+  ): Promise<void> {
     for (const w of workers) {
       // The back-off first: requeueing wakes the autoscaler, which must already see it.
-      if (w.managed && w.diedYoung)
+      if (w.managed && w.diedYoung && !notItsFault)
         await this.endpoints.recordStartFailure(w.endpointId, this.settings.startBackoff, now);
       const { requeued, failed } = await this.jobs.requeueFromWorker(
         w.endpointId,

@@ -255,7 +255,8 @@ export class WorkerProtocolService {
   /**
    * pod-rest saw a managed worker's process end without being asked (crash, exit): it is lost now
    * rather than after 3 missed pings, its jobs go back to the queue, and dying young counts as a
-   * failed start (crash-loop back-off). A worker that asked to go (`stopPod`) exiting is no failure.
+   * failed start (crash-loop back-off). A worker that asked to go (`stopPod`) exiting is no failure,
+   * nor is one whose process ended with pod-rest (`hostRestarted`).
    */
   async exited(signal: WorkerExitedSignal): Promise<void> {
     const worker = await this.workers.find(signal.endpointId, signal.workerId);
@@ -284,7 +285,9 @@ export class WorkerProtocolService {
       { endpointId: signal.endpointId, workerId: signal.workerId, exitCode: signal.exitCode },
       'worker process exited by itself',
     );
-    await this.liveness.lost([lost], new Date(), exitedWith(signal.exitCode));
+    await this.liveness.lost([lost], new Date(), exitedWith(signal.exitCode), {
+      notItsFault: signal.hostRestarted === true,
+    });
   }
 
   /** job-stop: long poll for jobs this worker must abandon; each is handed out once. */

@@ -80,6 +80,11 @@ export interface WorkerExitedSignal {
   exitCode: number | null;
   /** Why it ended, when the compute provider knows (`OOMKilled`, an image that could not be pulled). */
   reason?: string;
+  /**
+   * Its process ended with pod-rest (a restart of pod-rest, or of the standalone server), not by
+   * itself: no fault of its template, so it never counts as a failed start.
+   */
+  hostRestarted?: boolean;
 }
 
 export const PodSignals = {
