@@ -7,6 +7,11 @@ export interface SqlStatement {
   values: unknown[];
 }
 
+/** The statements of one transaction (`DirectSql.transaction`). */
+export interface SqlTransaction {
+  query<T>(statement: SqlStatement): Promise<T[]>;
+}
+
 /**
  * Raw statements on a service's own connections without Prisma's per-call work. `$queryRaw` costs
  * about as much CPU as the embedded database's execution of the scheduler's hot transitions
@@ -22,6 +27,12 @@ export interface SqlStatement {
 export abstract class DirectSql {
   abstract query<T>(statement: SqlStatement): Promise<T[]>;
 
+  /**
+   * Runs `work` in one transaction on one connection, its statements through `tx`: committed when
+   * it resolves, rolled back when it throws (the error is rethrown).
+   */
+  abstract transaction<T>(work: (tx: SqlTransaction) => Promise<T>): Promise<T>;
+
   /** Releases what it holds besides the Prisma client's connections. */
   async close(): Promise<void> {}
 }
@@ -34,6 +45,15 @@ export class EmbeddedDirectSql extends DirectSql {
 
   async query<T>({ text, values }: SqlStatement): Promise<T[]> {
     return (await this.client.query<T>(text, values.map(dateAsText), EMBEDDED_OPTIONS)).rows;
+  }
+
+  transaction<T>(work: (tx: SqlTransaction) => Promise<T>): Promise<T> {
+    return this.client.transaction((tx) =>
+      work({
+        query: async <R>({ text, values }: SqlStatement) =>
+          (await tx.query<R>(text, values.map(dateAsText), EMBEDDED_OPTIONS)).rows,
+      }),
+    );
   }
 }
 
@@ -74,9 +94,30 @@ export class PostgresDirectSql extends DirectSql {
     this.plannedOnce.on('error', () => {});
   }
 
-  async query<T>({ text, values }: SqlStatement): Promise<T[]> {
-    const pool = isPlannedOnce(text) ? this.plannedOnce : this.pool;
-    const result = await pool.query<T & pg.QueryResultRow>({
+  query<T>(statement: SqlStatement): Promise<T[]> {
+    return this.run(isPlannedOnce(statement.text) ? this.plannedOnce : this.pool, statement);
+  }
+
+  /** On a planned-once connection: hot statements inside keep their single plan. */
+  async transaction<T>(work: (tx: SqlTransaction) => Promise<T>): Promise<T> {
+    const client = await this.plannedOnce.connect();
+    let broken: Error | undefined;
+    try {
+      await client.query('BEGIN');
+      const result = await work({ query: (statement) => this.run(client, statement) });
+      await client.query('COMMIT');
+      return result;
+    } catch (err) {
+      // A connection that cannot even roll back is closed rather than returned to the pool.
+      await client.query('ROLLBACK').catch((rollback: Error) => (broken = rollback));
+      throw err;
+    } finally {
+      client.release(broken);
+    }
+  }
+
+  private async run<T>(on: pg.Pool | pg.PoolClient, { text, values }: SqlStatement): Promise<T[]> {
+    const result = await on.query<T & pg.QueryResultRow>({
       name: this.nameFor({ sql: text }),
       text,
       values: values.map(dateAsText),

@@ -80,6 +80,60 @@ function contract(name: string, open: () => Promise<{ sql: DirectSql; close(): P
         await db.sql.query({ text: 'SELECT count(*)::int AS n FROM item', values: [] }),
       ).toEqual([{ n: 2 }]);
     });
+
+    it('commits a transaction when its work resolves, on one connection, planned-once statements included', async () => {
+      const insert = (id: string) => ({
+        text: `${GENERIC_PLAN_HINT} INSERT INTO item (id, n) VALUES ($1, $2) RETURNING id, n`,
+        values: [id, '5'],
+      });
+      const result = await db.sql.transaction(async (tx) => {
+        const [row] = await tx.query<{ id: string; n: bigint }>(insert('tx-1'));
+        await tx.query(insert('tx-2'));
+        // Its own writes are visible inside, on the same connection: one session throughout.
+        const [{ pid }] = await tx.query<{ pid: number }>({
+          text: 'SELECT pg_backend_pid() AS pid',
+          values: [],
+        });
+        const [{ again }] = await tx.query<{ again: number }>({
+          text: `SELECT pg_backend_pid() AS again FROM item WHERE id = 'tx-2'`,
+          values: [],
+        });
+        expect(again).toBe(pid);
+        return row;
+      });
+      expect(result).toEqual({ id: 'tx-1', n: 5n });
+      expect(await ids('tx-%')).toEqual(['tx-1', 'tx-2']);
+    });
+
+    it('rolls a transaction back when its work throws, rethrows, and goes on after it', async () => {
+      const failure = new Error('changed my mind');
+      await expect(
+        db.sql.transaction(async (tx) => {
+          await tx.query({ text: `INSERT INTO item (id) VALUES ('rb-1')`, values: [] });
+          throw failure;
+        }),
+      ).rejects.toBe(failure);
+      // A statement the database refuses rolls back the statements before it too.
+      await expect(
+        db.sql.transaction(async (tx) => {
+          await tx.query({ text: `INSERT INTO item (id) VALUES ('rb-2')`, values: [] });
+          await tx.query({ text: `INSERT INTO item (id) VALUES ('a')`, values: [] });
+        }),
+      ).rejects.toMatchObject({ code: '23505' });
+      expect(await ids('rb-%')).toEqual([]);
+      await db.sql.transaction((tx) =>
+        tx.query({ text: `INSERT INTO item (id) VALUES ('rb-3')`, values: [] }),
+      );
+      expect(await ids('rb-%')).toEqual(['rb-3']);
+    });
+
+    const ids = async (like: string) =>
+      (
+        await db.sql.query<{ id: string }>({
+          text: 'SELECT id FROM item WHERE id LIKE $1 ORDER BY id',
+          values: [like],
+        })
+      ).map((r) => r.id);
   });
 }
 

@@ -1,5 +1,5 @@
 import { Injectable } from '@nestjs/common';
-import { OutboxRelay, type NewOutboxRow } from '@runplane/database';
+import { OutboxRelay, type NewOutboxRow, type SqlTransaction } from '@runplane/database';
 import { Prisma, PrismaClient } from '../generated/prisma/client.js';
 import { SchedulerMetrics } from '../metrics/scheduler-metrics.js';
 import { ANY_JOB, JobChanges } from '../shared/job-changes.js';
@@ -13,6 +13,8 @@ type FinalStatus = 'COMPLETED' | 'FAILED' | 'CANCELLED' | 'TIMED_OUT';
 
 /** Hooked jobs whose bodies are built and written per round inside a bulk finalisation (bounds memory). */
 const OUTBOX_CHUNK = 50;
+/** Bound of the jobs remembered as handed out with a webhook (only an optimisation: cleared then). */
+const HOOKED_MEMORY = 100_000;
 
 /**
  * What every transition of a job does besides the state itself, in one place: for a final state
@@ -23,6 +25,9 @@ const OUTBOX_CHUNK = 50;
  */
 @Injectable()
 export class JobEffects {
+  /** Jobs with a webhook this replica handed to a worker (`handedWithWebhook`). */
+  private readonly hookedRunning = new Set<string>();
+
   constructor(
     private readonly db: PrismaClient,
     private readonly t: SchedulerTables,
@@ -36,18 +41,45 @@ export class JobEffects {
    * to a waiting worker is already running on it); the autoscaler looks too.
    */
   submitted(
-    jobs: Array<{ endpointId: string; id: string; workerId: string | null; createdAt: Date }>,
+    jobs: Array<{
+      endpointId: string;
+      id: string;
+      workerId: string | null;
+      webhook: string | null;
+      createdAt: Date;
+    }>,
   ): void {
     for (const job of jobs) {
       this.metrics.submitted();
-      if (job.workerId) this.metrics.taken([job], job.createdAt);
+      if (job.workerId) {
+        this.metrics.taken([job], job.createdAt);
+        if (job.webhook) this.rememberHooked(job.id);
+      }
       this.changes.changed(job.endpointId, job.id, { queued: job.workerId ? 0 : 1, scaling: true });
     }
   }
 
   /** Jobs a worker just claimed: their queue delay. */
-  taken(jobs: Array<{ createdAt: Date | string }>, now: Date): void {
+  taken(
+    jobs: Array<{ id: string; webhook: string | null; createdAt: Date | string }>,
+    now: Date,
+  ): void {
     this.metrics.taken(jobs, now);
+    for (const job of jobs) if (job.webhook) this.rememberHooked(job.id);
+  }
+
+  /**
+   * Whether this replica handed the job to a worker knowing it has a webhook, so that its result
+   * can go straight to the finish that announces it. Asked once per job (forgotten then); false
+   * when not known here (another replica handed it out, or this one restarted since).
+   */
+  handedWithWebhook(id: string): boolean {
+    return this.hookedRunning.delete(id);
+  }
+
+  private rememberHooked(id: string): void {
+    if (this.hookedRunning.size >= HOOKED_MEMORY) this.hookedRunning.clear();
+    this.hookedRunning.add(id);
   }
 
   /** A job became claimable again (retried, given back): one waiting job-take, and the autoscaler. */
@@ -84,17 +116,19 @@ export class JobEffects {
 
   /**
    * Inside the transition's transaction: writes the outbox rows of these final jobs (those with a
-   * webhook) and returns them. Unleased, for the relay (`finished` kicks it); leased, for the
-   * writer to publish right after the commit (`publish`).
+   * webhook) in one statement and returns them. Unleased, for the relay (`finished` kicks it);
+   * leased, for the writer to publish right after the commit (`publish`).
    */
-  async announce(tx: Tx, jobs: JobRow[], now: Date, leased = false): Promise<NewOutboxRow[]> {
+  async announce(
+    tx: SqlTransaction,
+    jobs: JobRow[],
+    now: Date,
+    leased = false,
+  ): Promise<NewOutboxRow[]> {
     const rows = jobs
       .map((j) => jobFinishedOutboxRow(j, now, leased))
       .filter((e): e is NewOutboxRow => e !== null);
-    if (rows.length)
-      await tx.outboxEvent.createMany({
-        data: rows.map((r) => ({ ...r, payload: r.payload as Prisma.InputJsonValue })),
-      });
+    if (rows.length) await tx.query(this.outbox.store.insertStatement(rows, now));
     return rows;
   }
 
@@ -108,10 +142,13 @@ export class JobEffects {
    * UPDATE until the commit: what is read is what it wrote).
    */
   async announceIds(tx: Tx, ids: string[], now: Date): Promise<boolean> {
+    const statements: SqlTransaction = {
+      query: (statement) => tx.$queryRawUnsafe(statement.text, ...statement.values),
+    };
     let announced = false;
     for (let i = 0; i < ids.length; i += OUTBOX_CHUNK) {
       const jobs = await tx.job.findMany({ where: { id: { in: ids.slice(i, i + OUTBOX_CHUNK) } } });
-      announced = (await this.announce(tx, jobs, now)).length > 0 || announced;
+      announced = (await this.announce(statements, jobs, now)).length > 0 || announced;
     }
     return announced;
   }

@@ -1,6 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import { DirectSql, GroupCommit } from '@runplane/database';
-import { Prisma, PrismaClient } from '../generated/prisma/client.js';
+import { Prisma } from '../generated/prisma/client.js';
 import { SchedulerTables } from './scheduler-tables.js';
 import { JobEffects } from './job-effects.js';
 import {
@@ -12,9 +12,9 @@ import {
   type WorkerResult,
   PLANNED_ONCE,
 } from './job-rows.js';
-import { BULK_TX, heldLiveSql, RESULT_RETENTION_SQL } from './job-rules.js';
+import { heldLiveSql, RESULT_RETENTION_SQL } from './job-rules.js';
 
-/** A worker's final result for a job it holds, waiting for its batch (`finishPlain`, `finishHooked`). */
+/** A worker's final result for a job it holds, waiting for its batch (`finish`). */
 interface WorkerFinish {
   endpointId: string;
   workerId: string;
@@ -38,40 +38,29 @@ export class JobResultsRepository {
   );
 
   constructor(
-    private readonly db: PrismaClient,
     private readonly direct: DirectSql,
     private readonly t: SchedulerTables,
     private readonly effects: JobEffects,
   ) {}
 
   /**
-   * The common case: a live job without webhook (nothing to announce), held by this worker, gets
-   * its final state, and the worker its "last busy" time, in one statement. Returns the finished
-   * job; null when the job is not in that case (see `finishHooked`).
+   * A worker's final result for a live job it holds: the job becomes COMPLETED or FAILED, and the
+   * worker gets its "last busy" time. Most jobs have no webhook: one statement; a job with one
+   * also gets its `job.finished` outbox row in the same transaction (the event exists exactly when
+   * the final state does). A job this replica handed out with a webhook goes straight to that
+   * batch; any other tries the plain one first. Null when the job is not held by this worker or
+   * gone.
    */
-  finishPlain(
+  async finish(
     endpointId: string,
     workerId: string,
     id: string,
     result: WorkerResult,
     now: Date,
   ): Promise<JobState | null> {
-    return this.plainFinishes.call({ endpointId, workerId, id, result, now });
-  }
-
-  /**
-   * `finishPlain` for a live job with a webhook: the same statement, and the job's
-   * `job.finished` outbox row in its transaction (the event exists exactly when the final state
-   * does). Null when the job is not held by this worker, gone, or has no webhook.
-   */
-  finishHooked(
-    endpointId: string,
-    workerId: string,
-    id: string,
-    result: WorkerResult,
-    now: Date,
-  ): Promise<JobState | null> {
-    return this.hookedFinishes.call({ endpointId, workerId, id, result, now });
+    const item = { endpointId, workerId, id, result, now };
+    if (this.effects.handedWithWebhook(id)) return this.hookedFinishes.call(item);
+    return (await this.plainFinishes.call(item)) ?? (await this.hookedFinishes.call(item));
   }
 
   private async finishPlainBatch(items: WorkerFinish[]): Promise<Array<JobState | null>> {
@@ -83,10 +72,10 @@ export class JobResultsRepository {
 
   private async finishHookedBatch(items: WorkerFinish[]): Promise<Array<JobState | null>> {
     const { batch, now, answer } = firstPerJob(items);
-    const { rows, announced } = await this.db.$transaction(async (tx) => {
-      const finished = await tx.$queryRaw<JobRow[]>(this.finishStatement(batch, now, true));
+    const { rows, announced } = await this.direct.transaction(async (tx) => {
+      const finished = await tx.query<JobRow>(this.finishStatement(batch, now, true));
       return { rows: finished, announced: await this.effects.announce(tx, finished, now, true) };
-    }, BULK_TX);
+    });
     const states = rows.map(({ input: _input, s3Config: _s3, policy: _policy, ...state }) => state);
     this.effects.publish(announced);
     this.afterFinish(states, now);

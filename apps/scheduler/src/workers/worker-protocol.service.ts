@@ -127,10 +127,13 @@ export class WorkerProtocolService {
         output: 'output' in body ? body.output : undefined,
         error: failed ? errorString(body.error) : undefined,
       };
-      // A live job held by this worker is finished in a batch; most jobs have no webhook.
-      const call = [endpoint.id, request.workerId, request.jobId, result, now] as const;
-      const finished =
-        (await this.results.finishPlain(...call)) ?? (await this.results.finishHooked(...call));
+      const finished = await this.results.finish(
+        endpoint.id,
+        request.workerId,
+        request.jobId,
+        result,
+        now,
+      );
       if (finished) {
         await this.finished(endpoint, seen);
       } else {

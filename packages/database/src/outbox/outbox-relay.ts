@@ -8,6 +8,7 @@ import { Bus, type BusLogger } from '@runplane/bus';
 import type { EventDefinition, ServiceName } from '@runplane/contracts';
 import { randomUUID } from 'node:crypto';
 import { DatabaseTargets } from '../database.module.js';
+import { DirectSql } from '../direct-sql.js';
 import type { PrismaClientClass, PrismaClientLike } from '../prisma-client.js';
 import { OutboxStore, type NewOutboxRow, type OutboxEntry } from './outbox-store.js';
 
@@ -205,10 +206,10 @@ export function outboxRelayProvider<T extends PrismaClientLike>(options: {
 }): FactoryProvider<OutboxRelay> {
   return {
     provide: OutboxRelay,
-    inject: [options.client, DatabaseTargets, Bus, options.logger],
-    useFactory: (db: T, targets: DatabaseTargets, bus: Bus, logger: BusLogger) =>
+    inject: [options.client, DatabaseTargets, DirectSql, Bus, options.logger],
+    useFactory: (db: T, targets: DatabaseTargets, direct: DirectSql, bus: Bus, logger: BusLogger) =>
       new OutboxRelay({
-        store: new OutboxStore(db, targets.targetFor(options.service).schema),
+        store: new OutboxStore(db, targets.targetFor(options.service).schema, direct),
         bus,
         events: options.events,
         logger,

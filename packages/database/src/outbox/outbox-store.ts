@@ -1,3 +1,4 @@
+import type { DirectSql, SqlStatement } from '../direct-sql.js';
 import type { PrismaClientLike } from '../prisma-client.js';
 
 /** One event waiting in a service's outbox. */
@@ -34,8 +35,31 @@ export class OutboxStore {
   constructor(
     private readonly db: PrismaClientLike,
     schema: string,
+    private readonly direct: DirectSql,
   ) {
     this.table = `"${schema.replace(/"/g, '""')}"."OutboxEvent"`;
+  }
+
+  /**
+   * The statement that writes `rows`, created at `now`, for the writer to run in the transaction
+   * of the change they announce (one statement for any number of rows).
+   */
+  insertStatement(rows: readonly NewOutboxRow[], now: Date): SqlStatement {
+    return {
+      text: `
+      INSERT INTO ${this.table} (id, subject, payload, "createdAt", attempts, "claimedUntil")
+      SELECT id, subject, payload::jsonb, $4::timestamp(3), attempts, "claimedUntil"::timestamp(3)
+      FROM unnest($1::text[], $2::text[], $3::text[], $5::int[], $6::text[])
+        AS r(id, subject, payload, attempts, "claimedUntil")`,
+      values: [
+        rows.map((r) => r.id),
+        rows.map((r) => r.subject),
+        rows.map((r) => JSON.stringify(r.payload)),
+        now.toISOString(),
+        rows.map((r) => r.attempts),
+        rows.map((r) => r.claimedUntil?.toISOString() ?? null),
+      ],
+    };
   }
 
   /**
@@ -68,7 +92,10 @@ export class OutboxStore {
 
   /** Deletes published events (one statement for a relay's whole batch). */
   async remove(ids: readonly string[]): Promise<void> {
-    await this.db.$queryRawUnsafe(`DELETE FROM ${this.table} WHERE id = ANY($1::text[])`, [...ids]);
+    await this.direct.query({
+      text: `DELETE FROM ${this.table} WHERE id = ANY($1::text[])`,
+      values: [[...ids]],
+    });
   }
 
   async count(): Promise<number> {
