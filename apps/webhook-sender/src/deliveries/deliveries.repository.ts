@@ -1,5 +1,5 @@
 import { Injectable } from '@nestjs/common';
-import { DatabaseTargets, DirectSql } from '@runplane/database';
+import { DatabaseTargets, DirectSql, GroupCommit } from '@runplane/database';
 import {
   PrismaClient,
   type WebhookAttempt,
@@ -30,17 +30,41 @@ export interface RecordedAttempt {
 
 const ts = (d: Date) => d.toISOString();
 
+/** A delivery to create, waiting for its batch (`create`). */
+interface Creation {
+  delivery: NewDelivery;
+  now: Date;
+  leasedUntil?: Date;
+}
+
+/** An attempt's outcome and what follows it, waiting for its batch (`recordAttempt`). */
+interface Attempt {
+  id: string;
+  attempt: number;
+  status: 'delivered' | 'failed' | 'pending';
+  nextAttemptAt: Date;
+  outcome: RecordedAttempt;
+  now: Date;
+}
+
 /**
  * Data access of deliveries and attempts; the only code that knows these tables. Claims are
  * conditional statements with leases, so several webhook-sender replicas share the work and a
  * crashed one's attempts are taken over once its lease runs out. The statements every delivery
  * goes through (create, claim, record an attempt) run through `DirectSql`, without Prisma's
- * per-call work; the rest through Prisma.
+ * per-call work, and creations and attempts made together share one statement (group commit);
+ * the rest goes through Prisma.
  */
 @Injectable()
 export class DeliveriesRepository {
   private readonly table: string;
   private readonly attemptTable: string;
+  private readonly creates = new GroupCommit<Creation, DeliveryRow | null>((items) =>
+    this.createBatch(items),
+  );
+  private readonly attempts = new GroupCommit<Attempt, DeliveryRow | null>((items) =>
+    this.recordBatch(items),
+  );
 
   constructor(
     private readonly db: PrismaClient,
@@ -55,32 +79,46 @@ export class DeliveriesRepository {
   /**
    * Creates the delivery of an event, due now, and leased until `leasedUntil` when given (its
    * first attempt is then this instance's to make). The same event again (a redelivery) creates
-   * nothing: null.
+   * nothing: null. Grouped: the deliveries of events consumed together are one statement.
    */
-  async create(delivery: NewDelivery, now: Date, leasedUntil?: Date): Promise<DeliveryRow | null> {
-    const d = delivery;
-    const [row] = await this.direct.query<DeliveryRow>({
+  create(delivery: NewDelivery, now: Date, leasedUntil?: Date): Promise<DeliveryRow | null> {
+    return this.creates.call({ delivery, now, leasedUntil });
+  }
+
+  private async createBatch(items: Creation[]): Promise<Array<DeliveryRow | null>> {
+    const column = <T>(pick: (c: Creation) => T) => items.map(pick);
+    const rows = await this.direct.query<DeliveryRow>({
       text: `
       INSERT INTO ${this.table} (id, "jobId", "endpointId", "ownerId", event, url, host, body, "maxAttempts",
         "nextAttemptAt", "createdAt", "claimedUntil")
-      VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10::timestamp(3), $10::timestamp(3), $11::timestamp(3))
+      SELECT id, "jobId", "endpointId", "ownerId", event, url, host, body, "maxAttempts",
+        at::timestamp(3), at::timestamp(3), "claimedUntil"::timestamp(3)
+      FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::text[],
+        $8::text[], $9::int[], $10::text[], $11::text[])
+        AS d(id, "jobId", "endpointId", "ownerId", event, url, host, body, "maxAttempts", at, "claimedUntil")
       ON CONFLICT (id) DO NOTHING
       RETURNING *`,
       values: [
-        d.id,
-        d.jobId,
-        d.endpointId,
-        d.ownerId,
-        d.event,
-        d.url,
-        d.host,
-        d.body,
-        d.maxAttempts,
-        ts(now),
-        leasedUntil ? ts(leasedUntil) : null,
+        column((c) => c.delivery.id),
+        column((c) => c.delivery.jobId),
+        column((c) => c.delivery.endpointId),
+        column((c) => c.delivery.ownerId),
+        column((c) => c.delivery.event),
+        column((c) => c.delivery.url),
+        column((c) => c.delivery.host),
+        column((c) => c.delivery.body),
+        column((c) => c.delivery.maxAttempts),
+        column((c) => ts(c.now)),
+        column((c) => (c.leasedUntil ? ts(c.leasedUntil) : null)),
       ],
     });
-    return row ?? null;
+    // The same event twice in one batch (a redelivery racing the first): the first call creates it.
+    const created = new Map(rows.map((row) => [row.id, row]));
+    return items.map(({ delivery }) => {
+      const row = created.get(delivery.id) ?? null;
+      created.delete(delivery.id);
+      return row;
+    });
   }
 
   /**
@@ -129,6 +167,7 @@ export class DeliveriesRepository {
   /**
    * Records an attempt and decides what follows, in one statement: delivered on a 2xx, failed
    * when it was the last allowed attempt, otherwise pending again `retryDelayMs` from now.
+   * Grouped: attempts that end together are recorded in one statement.
    */
   async recordAttempt(
     delivery: DeliveryRow,
@@ -143,32 +182,52 @@ export class DeliveriesRepository {
         ? 'failed'
         : 'pending';
     const nextAttemptAt = status === 'pending' ? new Date(now.getTime() + retryDelayMs) : now;
-    const [updated] = await this.direct.query<DeliveryRow>({
-      text: `
-      WITH updated AS (
-        UPDATE ${this.table} SET "attemptCount" = $2, status = $3, "claimedUntil" = NULL,
-          "nextAttemptAt" = $4::timestamp(3), "deliveredAt" = CASE WHEN $5 THEN $6::timestamp(3) ELSE "deliveredAt" END
-        WHERE id = $1 RETURNING *
-      ), recorded AS (
-        INSERT INTO ${this.attemptTable} (id, "deliveryId", attempt, "statusCode", "latencyMs", error, "createdAt")
-        SELECT $7, id, $2, $8, $9, $10, $6::timestamp(3) FROM updated
-      )
-      SELECT * FROM updated`,
-      values: [
-        delivery.id,
-        attempt,
-        status,
-        ts(nextAttemptAt),
-        outcome.ok,
-        ts(now),
-        `${delivery.id}.${attempt}.${now.getTime().toString(36)}`,
-        outcome.statusCode,
-        outcome.latencyMs,
-        outcome.error,
-      ],
+    const updated = await this.attempts.call({
+      id: delivery.id,
+      attempt,
+      status,
+      nextAttemptAt,
+      outcome,
+      now,
     });
     if (!updated) throw new Error(`delivery ${delivery.id} is gone`);
     return updated;
+  }
+
+  private async recordBatch(items: Attempt[]): Promise<Array<DeliveryRow | null>> {
+    const column = <T>(pick: (a: Attempt) => T) => items.map(pick);
+    const rows = await this.direct.query<DeliveryRow>({
+      text: `
+      WITH attempts AS (
+        SELECT * FROM unnest($1::text[], $2::int[], $3::text[], $4::text[], $5::boolean[], $6::text[],
+          $7::text[], $8::int[], $9::int[], $10::text[])
+          AS a(id, attempt, status, "nextAttemptAt", ok, at, "attemptId", "statusCode", "latencyMs", error)
+      ), updated AS (
+        UPDATE ${this.table} d SET "attemptCount" = a.attempt, status = a.status, "claimedUntil" = NULL,
+          "nextAttemptAt" = a."nextAttemptAt"::timestamp(3),
+          "deliveredAt" = CASE WHEN a.ok THEN a.at::timestamp(3) ELSE d."deliveredAt" END
+        FROM attempts a WHERE d.id = a.id RETURNING d.*
+      ), recorded AS (
+        INSERT INTO ${this.attemptTable} (id, "deliveryId", attempt, "statusCode", "latencyMs", error, "createdAt")
+        SELECT a."attemptId", a.id, a.attempt, a."statusCode", a."latencyMs", a.error, a.at::timestamp(3)
+        FROM attempts a JOIN updated u ON u.id = a.id
+      )
+      SELECT * FROM updated`,
+      values: [
+        column((a) => a.id),
+        column((a) => a.attempt),
+        column((a) => a.status),
+        column((a) => ts(a.nextAttemptAt)),
+        column((a) => a.outcome.ok),
+        column((a) => ts(a.now)),
+        column((a) => `${a.id}.${a.attempt}.${a.now.getTime().toString(36)}`),
+        column((a) => a.outcome.statusCode),
+        column((a) => a.outcome.latencyMs),
+        column((a) => a.outcome.error),
+      ],
+    });
+    const updated = new Map(rows.map((row) => [row.id, row]));
+    return items.map((a) => updated.get(a.id) ?? null);
   }
 
   /** Gives a claimed delivery back without an attempt (e.g. the signing secret was unavailable). */
