@@ -102,6 +102,10 @@ export class PostgresDirectSql extends DirectSql {
   async transaction<T>(work: (tx: SqlTransaction) => Promise<T>): Promise<T> {
     const client = await this.plannedOnce.connect();
     let broken: Error | undefined;
+    // A checked-out client has no listener of the pool's: a connection lost meanwhile (PostgreSQL
+    // restarted) would be an unhandled 'error' event, ending the process. Its statement fails.
+    const lost = (err: Error) => (broken = err);
+    client.on('error', lost);
     try {
       await client.query('BEGIN');
       const result = await work({ query: (statement) => this.run(client, statement) });
@@ -112,6 +116,7 @@ export class PostgresDirectSql extends DirectSql {
       await client.query('ROLLBACK').catch((rollback: Error) => (broken = rollback));
       throw err;
     } finally {
+      client.off('error', lost);
       client.release(broken);
     }
   }

@@ -143,24 +143,53 @@ contract('the embedded database', async () => {
   return { sql: new EmbeddedDirectSql(embedded.client), close: () => embedded.close() };
 });
 
+if (pgUp) contract('PostgreSQL', openPostgres);
+
 if (pgUp)
-  contract('PostgreSQL', async () => {
-    const url = new URL(POSTGRES_URL);
-    const schema = uniqueName('direct_sql');
-    const admin = new pg.Client({ connectionString: POSTGRES_URL });
-    await admin.connect();
-    await admin.query(`CREATE SCHEMA ${schema}`);
-    await admin.end();
-    url.searchParams.set('options', `-c search_path=${schema}`);
-    const pool = new pg.Pool({ connectionString: url.toString(), max: 2 });
-    await pool.query(TABLE);
-    const sql = new PostgresDirectSql(pool, statementNames());
-    return {
-      sql,
-      close: async () => {
-        await sql.close();
-        await pool.query(`DROP SCHEMA ${schema} CASCADE`);
-        await pool.end();
-      },
-    };
+  describe('DirectSql on PostgreSQL: a connection lost during a transaction', () => {
+    it('fails that transaction, not the process; the next one runs on a new connection', async () => {
+      const db = await openPostgres();
+      const admin = new pg.Client({ connectionString: POSTGRES_URL });
+      await admin.connect();
+      try {
+        const lost = db.sql.transaction(async (tx) => {
+          const [{ pid }] = await tx.query<{ pid: number }>({
+            text: 'SELECT pg_backend_pid() AS pid',
+            values: [],
+          });
+          await admin.query('SELECT pg_terminate_backend($1)', [pid]);
+          // Idle between statements when the server ends the session, as a restart would.
+          await new Promise((resolve) => setTimeout(resolve, 200));
+          await tx.query({ text: 'SELECT 1', values: [] });
+        });
+        await expect(lost).rejects.toThrow();
+        expect(
+          await db.sql.transaction((tx) => tx.query({ text: 'SELECT 1 AS one', values: [] })),
+        ).toEqual([{ one: 1 }]);
+      } finally {
+        await admin.end();
+        await db.close();
+      }
+    });
   });
+
+async function openPostgres(): Promise<{ sql: DirectSql; close(): Promise<void> }> {
+  const url = new URL(POSTGRES_URL);
+  const schema = uniqueName('direct_sql');
+  const admin = new pg.Client({ connectionString: POSTGRES_URL });
+  await admin.connect();
+  await admin.query(`CREATE SCHEMA ${schema}`);
+  await admin.end();
+  url.searchParams.set('options', `-c search_path=${schema}`);
+  const pool = new pg.Pool({ connectionString: url.toString(), max: 2 });
+  await pool.query(TABLE);
+  const sql = new PostgresDirectSql(pool, statementNames());
+  return {
+    sql,
+    close: async () => {
+      await sql.close();
+      await pool.query(`DROP SCHEMA ${schema} CASCADE`);
+      await pool.end();
+    },
+  };
+}
