@@ -2,7 +2,9 @@ import { Inject, Injectable } from '@nestjs/common';
 import { Bus } from '@runplane/bus';
 import { QueueApiSignals } from '@runplane/contracts';
 import { LOGGER } from '@runplane/platform';
+import type { ServerResponse } from 'node:http';
 import type { Logger } from 'pino';
+import { LongPolls, type Held } from '../http/long-polls.js';
 import { ReplicaRegistry } from '../limits/replica-registry.js';
 
 /** What names a held worker poll in its bus request (`WorkerPollRequest`). */
@@ -12,9 +14,10 @@ export interface WorkerPoll {
 }
 
 /**
- * Names the workers' long polls (job-take, job-stop) this replica holds at the scheduler, and
- * reports those whose worker left before the answer: the scheduler counts a held poll's rounds as
- * hearing its worker, which a worker that died must not keep doing until the poll's wait ends.
+ * The workers' long polls (job-take, job-stop) this replica holds at the scheduler: each named in
+ * its bus request, and those whose worker left before the answer reported. The scheduler counts a
+ * held poll's rounds as hearing its worker, which a worker that died must not keep doing until
+ * the poll's wait ends.
  */
 @Injectable()
 export class WorkerPolls {
@@ -23,16 +26,25 @@ export class WorkerPolls {
 
   constructor(
     private readonly bus: Bus,
+    private readonly polls: LongPolls,
     private readonly replicas: ReplicaRegistry,
     @Inject(LOGGER) private readonly logger: Logger,
   ) {}
 
-  open(): WorkerPoll {
-    return { relay: this.replicas.id, pollId: `${this.replicas.id}/${++this.opened}` };
+  /** `LongPolls.hold` for a worker's poll: `start` gets the names to put in its bus request. */
+  async hold<T>(
+    start: (poll: WorkerPoll) => Promise<T>,
+    res: ServerResponse,
+    onLate?: (value: T) => Promise<unknown>,
+  ): Promise<Held<T>> {
+    const poll = { relay: this.replicas.id, pollId: `${this.replicas.id}/${++this.opened}` };
+    const held = await this.polls.hold(() => start(poll), res, onLate);
+    if (held.ended && held.reason === 'client-gone') this.left(poll);
+    return held;
   }
 
   /** The poll's worker left: reported together with the others of this event-loop turn. */
-  left(poll: WorkerPoll): void {
+  private left(poll: WorkerPoll): void {
     if (!this.ended.length) setImmediate(() => void this.report());
     this.ended.push(poll.pollId);
   }

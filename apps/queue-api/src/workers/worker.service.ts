@@ -11,7 +11,7 @@ import {
 import { LOGGER } from '@runplane/platform';
 import type { ServerResponse } from 'node:http';
 import type { Logger } from 'pino';
-import { BUS_MARGIN_MS, LongPolls } from '../http/long-polls.js';
+import { BUS_MARGIN_MS } from '../http/long-polls.js';
 import { queryFlag, queryList, type WorkerCall } from './worker-call.js';
 import { WorkerPolls } from './worker-polls.js';
 
@@ -29,8 +29,7 @@ const MAX_REASON = 256; // the SDK truncates its reason to 256 characters too
 export class WorkerService {
   constructor(
     private readonly bus: Bus,
-    private readonly polls: LongPolls,
-    private readonly workerPolls: WorkerPolls,
+    private readonly polls: WorkerPolls,
     @Inject(LOGGER) private readonly logger: Logger,
   ) {}
 
@@ -53,9 +52,8 @@ export class WorkerService {
     };
     const giveBack = (jobs: WorkerJob[]) => this.release(worker, jobs);
     const wanted = Math.min(MAX_BATCH, Math.max(1, batchSize));
-    const poll = this.workerPolls.open();
     const held = await this.polls.hold(
-      () =>
+      (poll) =>
         this.bus.request(
           SchedulerRpc.takeJobs,
           { ...worker, ...poll, batchSize: wanted, waitMs: WORKER_LONG_POLL_MS },
@@ -64,10 +62,7 @@ export class WorkerService {
       res,
       (late) => giveBack(late.jobs),
     );
-    if (held.ended) {
-      if (held.reason === 'client-gone') this.workerPolls.left(poll);
-      return { jobs: [], giveBack: async () => {} };
-    }
+    if (held.ended) return { jobs: [], giveBack: async () => {} };
     const jobs = held.value.jobs ?? [];
     // Never more than asked for: extra jobs would be lost by a worker that expects one object.
     const extra = jobs.splice(wanted);
@@ -129,9 +124,8 @@ export class WorkerService {
     call: WorkerCall,
     res: ServerResponse,
   ): Promise<string[]> {
-    const poll = this.workerPolls.open();
     const held = await this.polls.hold(
-      () =>
+      (poll) =>
         this.bus.request(
           SchedulerRpc.stopJobs,
           {
@@ -146,7 +140,6 @@ export class WorkerService {
         ),
       res,
     );
-    if (held.ended && held.reason === 'client-gone') this.workerPolls.left(poll);
     return held.ended ? [] : (held.value.jobsToStop ?? []);
   }
 
