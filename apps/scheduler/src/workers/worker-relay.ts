@@ -41,10 +41,7 @@ export class WorkerRelay {
   pollsEnded(pollIds: string[]): void {
     const now = Date.now();
     for (const id of pollIds) this.endedPolls.set(id, now);
-    for (const [id, at] of this.endedPolls) {
-      if (now - at <= ENDED_POLL_MEMORY_MS) break;
-      this.endedPolls.delete(id);
-    }
+    forgetOlderThan(this.endedPolls, ENDED_POLL_MEMORY_MS, now);
   }
 
   /**
@@ -62,9 +59,14 @@ export class WorkerRelay {
     const now = Date.now();
     this.replicas.delete(replica); // re-inserted last: the map stays in order of last hearing
     this.replicas.set(replica, now);
-    for (const [id, at] of this.replicas) {
-      if (now - at <= REPLICA_MEMORY_MS) break;
-      this.replicas.delete(id);
-    }
+    forgetOlderThan(this.replicas, REPLICA_MEMORY_MS, now);
+  }
+}
+
+/** Drops the entries older than `maxAgeMs` from a map kept in order of its times, oldest first. */
+function forgetOlderThan(times: Map<string, number>, maxAgeMs: number, now: number): void {
+  for (const [key, at] of times) {
+    if (now - at <= maxAgeMs) return;
+    times.delete(key);
   }
 }
