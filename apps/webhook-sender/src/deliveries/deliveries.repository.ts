@@ -86,7 +86,6 @@ export class DeliveriesRepository {
   }
 
   private async createBatch(items: Creation[]): Promise<Array<DeliveryRow | null>> {
-    const column = <T>(pick: (c: Creation) => T) => items.map(pick);
     const rows = await this.direct.query<DeliveryRow>({
       text: `
       INSERT INTO ${this.table} (id, "jobId", "endpointId", "ownerId", event, url, host, body, "maxAttempts",
@@ -99,17 +98,17 @@ export class DeliveriesRepository {
       ON CONFLICT (id) DO NOTHING
       RETURNING *`,
       values: [
-        column((c) => c.delivery.id),
-        column((c) => c.delivery.jobId),
-        column((c) => c.delivery.endpointId),
-        column((c) => c.delivery.ownerId),
-        column((c) => c.delivery.event),
-        column((c) => c.delivery.url),
-        column((c) => c.delivery.host),
-        column((c) => c.delivery.body),
-        column((c) => c.delivery.maxAttempts),
-        column((c) => ts(c.now)),
-        column((c) => (c.leasedUntil ? ts(c.leasedUntil) : null)),
+        items.map((c) => c.delivery.id),
+        items.map((c) => c.delivery.jobId),
+        items.map((c) => c.delivery.endpointId),
+        items.map((c) => c.delivery.ownerId),
+        items.map((c) => c.delivery.event),
+        items.map((c) => c.delivery.url),
+        items.map((c) => c.delivery.host),
+        items.map((c) => c.delivery.body),
+        items.map((c) => c.delivery.maxAttempts),
+        items.map((c) => ts(c.now)),
+        items.map((c) => (c.leasedUntil ? ts(c.leasedUntil) : null)),
       ],
     });
     // The same event twice in one batch (a redelivery racing the first): the first call creates it.
@@ -195,7 +194,6 @@ export class DeliveriesRepository {
   }
 
   private async recordBatch(items: Attempt[]): Promise<Array<DeliveryRow | null>> {
-    const column = <T>(pick: (a: Attempt) => T) => items.map(pick);
     const rows = await this.direct.query<DeliveryRow>({
       text: `
       WITH attempts AS (
@@ -214,16 +212,16 @@ export class DeliveriesRepository {
       )
       SELECT * FROM updated`,
       values: [
-        column((a) => a.id),
-        column((a) => a.attempt),
-        column((a) => a.status),
-        column((a) => ts(a.nextAttemptAt)),
-        column((a) => a.outcome.ok),
-        column((a) => ts(a.now)),
-        column((a) => `${a.id}.${a.attempt}.${a.now.getTime().toString(36)}`),
-        column((a) => a.outcome.statusCode),
-        column((a) => a.outcome.latencyMs),
-        column((a) => a.outcome.error),
+        items.map((a) => a.id),
+        items.map((a) => a.attempt),
+        items.map((a) => a.status),
+        items.map((a) => ts(a.nextAttemptAt)),
+        items.map((a) => a.outcome.ok),
+        items.map((a) => ts(a.now)),
+        items.map((a) => `${a.id}.${a.attempt}.${a.now.getTime().toString(36)}`),
+        items.map((a) => a.outcome.statusCode),
+        items.map((a) => a.outcome.latencyMs),
+        items.map((a) => a.outcome.error),
       ],
     });
     const updated = new Map(rows.map((row) => [row.id, row]));
