@@ -59,7 +59,7 @@ export class WorkersService implements OnApplicationBootstrap, OnApplicationShut
   ) {
     // Ended by itself (crash, exit): the scheduler counts it at once (crash-loop back-off).
     this.unsubscribe = lifecycle.onExitRecorded((pod, status, by) => {
-      if (by === 'itself') this.tellExited(pod, status.exitCode, status.reason);
+      if (by === 'itself') this.tellExited(pod, status.exitCode, { reason: status.reason });
     });
   }
 
@@ -78,7 +78,8 @@ export class WorkersService implements OnApplicationBootstrap, OnApplicationShut
       );
       for (const delay of LOST_REPORT_DELAYS_MS) {
         const timer = setTimeout(() => {
-          for (const pod of workers) this.tellExited(pod, null, LOST_ON_RESTART, true);
+          for (const pod of workers)
+            this.tellExited(pod, null, { reason: LOST_ON_RESTART, hostRestarted: true });
         }, delay);
         timer.unref();
         this.reports.push(timer);
@@ -96,8 +97,7 @@ export class WorkersService implements OnApplicationBootstrap, OnApplicationShut
   private tellExited(
     pod: PodRow,
     exitCode: number | null,
-    reason?: string,
-    hostRestarted = false,
+    { reason, hostRestarted = false }: { reason?: string; hostRestarted?: boolean } = {},
   ): void {
     if (!pod.endpointId) return;
     void this.bus
