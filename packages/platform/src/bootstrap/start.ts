@@ -200,16 +200,23 @@ export async function startRunplane(options: StartOptions): Promise<RunningServe
       (stopping ??= (async () => {
         logger.info('shutting down: draining in-flight work');
         readiness.startDraining();
+        let stage = 'closing HTTP, bus handlers and services';
         const force = setTimeout(() => {
-          logger.error(
-            `graceful shutdown took longer than ${config.RUNPLANE_SHUTDOWN_TIMEOUT_MS} ms; exiting`,
-          );
+          // What it still waits for, so that a hang can be told apart from a slow machine; said
+          // on stderr too when logging is off (test servers), since the process ends here.
+          const pending = pendingResources();
+          const message = `graceful shutdown took longer than ${config.RUNPLANE_SHUTDOWN_TIMEOUT_MS} ms while ${stage}; exiting`;
+          logger.error({ stage, pending }, message);
+          if (!logger.isLevelEnabled('error'))
+            process.stderr.write(`runplane: ${message} (pending: ${JSON.stringify(pending)})\n`);
           process.exit(1);
         }, config.RUNPLANE_SHUTDOWN_TIMEOUT_MS);
         force.unref();
         try {
           await app!.close(); // HTTP first, then bus handlers, then shutdown hooks (database clients)
+          stage = 'closing the bus and the databases';
           await runtime.close();
+          stage = 'flushing telemetry';
           await shutdownTelemetry(logger); // flushes buffered spans; a no-op when tracing is off
           logger.info('shutdown complete');
         } finally {
@@ -222,6 +229,13 @@ export async function startRunplane(options: StartOptions): Promise<RunningServe
     await runtime.close().catch(() => {});
     throw err;
   }
+}
+
+/** The process's pending resources by kind: sockets, timers, file requests (`{ TCPSocketWrap: 3 }`). */
+function pendingResources(): Record<string, number> {
+  const counts: Record<string, number> = {};
+  for (const kind of process.getActiveResourcesInfo()) counts[kind] = (counts[kind] ?? 0) + 1;
+  return counts;
 }
 
 const wildcard = (host: string) => host === '0.0.0.0' || host === '::';
