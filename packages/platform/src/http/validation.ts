@@ -8,6 +8,7 @@ import {
 import { KEPT_AS_SENT, RunplaneError, type ErrorDetail } from '@runplane/contracts';
 import { defaultMetadataStorage } from 'class-transformer/cjs/storage.js';
 import { getMetadataStorage, type ValidatorOptions } from 'class-validator';
+import { quickTransformer } from './quick-transform.js';
 import { passesQuickly } from './quick-validation.js';
 import './validation-rules.js';
 
@@ -62,6 +63,7 @@ export function pipeValidatorOptions(strict: boolean): ValidatorOptions {
 function pipeOptions(strict: boolean): ValidationPipeOptions {
   return {
     transform: true,
+    transformerPackage: quickTransformer,
     ...pipeValidatorOptions(strict),
     exceptionFactory: (errors) => {
       const details = flattenValidationErrors(errors);
