@@ -92,9 +92,6 @@ describe('buildQuickly (class-transformer without its machinery, for plain JSON 
     class Inner {
       @IsInt() n!: number;
     }
-    class Converted {
-      @Type(() => Number) count!: number;
-    }
     class Transformed {
       @Transform(({ value }) => String(value).trim()) @IsString() name!: string;
     }
@@ -118,19 +115,17 @@ describe('buildQuickly (class-transformer without its machinery, for plain JSON 
     class Child extends Parent {
       @IsOptional() @IsString() label?: string;
     }
-    class Holder {
-      @ValidateNested() @Type(() => Converted) converted!: Converted;
-      @IsOptional() @IsString() label?: string;
+    class Dated {
+      @Type(() => Date) at!: Date;
     }
     const cases: Array<[Dto, Record<string, unknown>]> = [
-      [Converted, { count: '7' }],
+      [Dated, { at: '2026-11-29T00:00:00Z' }],
       [Transformed, { name: '  x  ' }],
       [Exposed, { display_name: 'A' }],
       [ExcludedAll, { kept: 'k', dropped: 'd' }],
       [WithMap, { byName: { a: { n: 1 } } }],
       [WithSet, { items: [{ n: 1 }] }],
       [Child, { level: '3', label: 'x' }],
-      [Holder, { converted: { count: '2' }, label: 'x' }],
     ];
     for (const [cls, payload] of cases) {
       expect([cls.name, buildQuickly(cls, payload)]).toEqual([cls.name, undefined]);
@@ -140,7 +135,6 @@ describe('buildQuickly (class-transformer without its machinery, for plain JSON 
     }
     // Values that are not plain objects, and any options, go to class-transformer too.
     expect(buildQuickly(Inner, [{ n: 1 }])).toBeUndefined();
-    expect(buildQuickly(Inner, Object.assign(Object.create(null), { n: 1 }))).toBeUndefined();
     expect(buildQuickly(Inner, 'x')).toBeUndefined();
     const excluded = quickTransformer.plainToInstance(
       Inner,
@@ -150,6 +144,37 @@ describe('buildQuickly (class-transformer without its machinery, for plain JSON 
     expect(excluded).toEqual(
       plainToInstance(Inner, { n: 1, m: 2 }, { excludeExtraneousValues: true }),
     );
+  });
+
+  it('converts to String, Number and Boolean as class-transformer does, and builds query strings', () => {
+    class Converted {
+      @Type(() => Number) count?: number;
+      @Type(() => String) label?: string;
+      @Type(() => Boolean) flag?: boolean;
+      @Type(() => Number) list?: number[];
+    }
+    class Holder {
+      @ValidateNested() @Type(() => Converted) converted!: Converted;
+      @IsOptional() @IsString() label?: string;
+    }
+    // Fastify's query strings are objects without prototype.
+    const query = Object.assign(Object.create(null) as object, { count: '60000', flag: '' });
+    const cases: Array<[Dto, object]> = [
+      [Converted, { count: '7', label: 5, flag: 'false', list: ['1', 'x', null] }],
+      [Converted, { count: null, label: null, flag: 0, list: [] }],
+      [Converted, { count: { a: 1 }, label: { a: 1 }, flag: {} }],
+      [Converted, query],
+      [Holder, { converted: { count: '2', list: ['3'] }, label: 'x' }],
+      [contracts.JobRequestDto, Object.assign(Object.create(null) as object, { input: {} })],
+    ];
+    for (const [cls, payload] of cases) {
+      const built = buildQuickly(cls, payload);
+      expect([cls.name, built === undefined]).toEqual([cls.name, false]);
+      expect([cls.name, difference(built, plainToInstance(cls, payload))]).toEqual([
+        cls.name,
+        undefined,
+      ]);
+    }
   });
 
   it('copies what it builds: nothing of the plain value is shared with the instance', () => {

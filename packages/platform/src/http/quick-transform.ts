@@ -6,20 +6,20 @@ type TransformerPackage = Required<ValidationPipeOptions>['transformerPackage'];
 type ClassTransformOptions = ValidationPipeOptions['transformOptions'];
 
 /**
- * class-transformer's `plainToInstance` without its machinery, for the plain JSON objects the
- * validation pipe builds DTOs from (`transformerPackage` of Nest's ValidationPipe).
+ * class-transformer's `plainToInstance` without its machinery, for the JSON objects (and query
+ * strings) the validation pipe builds DTOs from (`transformerPackage` of Nest's ValidationPipe).
  *
  * class-transformer looks up expose, exclude, type and transform metadata for every key of every
  * object at every call, through each class's ancestors: on a busy `/run` intake that was about 4 %
  * of the server's CPU, building DTOs of a handful of keys. Here a class is checked once for the
  * metadata that changes what is built (`@Expose`/`@Exclude`, `@Transform`, discriminators, maps
- * and sets, conversions to String, Number, Boolean, Date or Buffer); a key's type is looked up
- * once per class. Objects are then built with the same steps class-transformer 0.5 takes for
- * them: `new Class()`, then every own key but `__proto__` and `constructor` in order, skipping a
- * key the prototype answers with a function or a getter without setter, nested objects and arrays
- * built the same way, typed by `@Type` or copied as plain objects. Anything else — a value that is
- * not a plain object, options, a class with such metadata anywhere in the value — goes to
- * class-transformer whole, so the result is always the one it would have built
+ * and sets, Date and Buffer values), and a key's type is looked up once per class. Objects are
+ * then built with the steps class-transformer 0.5 takes for them: `new Class()`, then every own key
+ * but `__proto__` and `constructor` in order, skipping a key the prototype answers with a function
+ * or a getter without setter; nested objects and arrays built the same way, typed by `@Type`
+ * (String, Number and Boolean converted as it converts them) or copied as plain objects. Anything
+ * else — another kind of value, options, a class with such metadata anywhere in the value — goes
+ * to class-transformer whole, so the result is always the one it would have built
  * (`test/quick-transform.test.ts` compares the two over generated payloads for every DTO).
  */
 export const quickTransformer: TransformerPackage = {
@@ -46,8 +46,15 @@ const DEFER = Symbol('defer');
 
 type Constructor = new () => Record<string, unknown>;
 
-/** Types class-transformer converts values to (`String(value)`, `new Date(value)`…). */
-const CONVERTED = new Set<unknown>([String, Number, Boolean, Date, globalThis.Buffer]);
+/** Types class-transformer converts a value to as these functions do (null and undefined kept). */
+const CONVERSIONS = new Map<unknown, (value: unknown) => unknown>([
+  [String, String],
+  [Number, Number],
+  [Boolean, Boolean],
+]);
+
+/** Types it builds anew from a value (`new Date(value)`, `Buffer.from(value)`): left to it. */
+const REBUILT = new Set<unknown>([Date, globalThis.Buffer]);
 
 /**
  * A key's type as class-transformer reads it from `@Type`, and whether an array there is built as
@@ -101,7 +108,6 @@ function lookUpKeyType(type: Constructor, key: string): KeyType {
 }
 
 function build(type: unknown, value: unknown): unknown {
-  if (CONVERTED.has(type)) return DEFER;
   if (Array.isArray(value)) {
     const copy: unknown[] = [];
     for (const item of value) {
@@ -111,6 +117,9 @@ function build(type: unknown, value: unknown): unknown {
     }
     return copy;
   }
+  const convert = CONVERSIONS.get(type);
+  if (convert) return value === null || value === undefined ? value : convert(value);
+  if (REBUILT.has(type)) return DEFER;
   if (value === null || typeof value !== 'object') return value;
   if (!isPlainObject(value)) return DEFER;
   const typed = typeof type === 'function' && type !== Object;
@@ -140,8 +149,9 @@ function build(type: unknown, value: unknown): unknown {
 
 const UNTYPED: ClassPlan = { keys: new Map() };
 
+/** A JSON object, or one without prototype (Fastify's query strings): built alike. */
 function isPlainObject(value: unknown): value is Record<string, unknown> {
-  return (
-    typeof value === 'object' && value !== null && Object.getPrototypeOf(value) === Object.prototype
-  );
+  if (typeof value !== 'object' || value === null) return false;
+  const prototype = Object.getPrototypeOf(value) as unknown;
+  return prototype === Object.prototype || prototype === null;
 }
