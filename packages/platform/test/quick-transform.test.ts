@@ -136,6 +136,14 @@ describe('buildQuickly (class-transformer without its machinery, for plain JSON 
     // Values that are not plain objects, and any options, go to class-transformer too.
     expect(buildQuickly(Inner, [{ n: 1 }])).toBeUndefined();
     expect(buildQuickly(Inner, 'x')).toBeUndefined();
+    expect(buildQuickly(Inner, new Map([['n', 1]]))).toBeUndefined();
+    // An own `constructor` key: skipped on a DTO, but class-transformer would build a nested
+    // untyped object from it.
+    const withConstructor = { constructor: 1, n: 1 };
+    const built = buildQuickly(Inner, withConstructor);
+    expect(built).toBeInstanceOf(Inner);
+    expect(difference(built, plainToInstance(Inner, withConstructor))).toBeUndefined();
+    expect(buildQuickly(Inner, { n: 1, meta: { constructor: 1 } })).toBeUndefined();
     const excluded = quickTransformer.plainToInstance(
       Inner,
       { n: 1, m: 2 },
@@ -157,8 +165,13 @@ describe('buildQuickly (class-transformer without its machinery, for plain JSON 
       @ValidateNested() @Type(() => Converted) converted!: Converted;
       @IsOptional() @IsString() label?: string;
     }
-    // Fastify's query strings are objects without prototype.
-    const query = Object.assign(Object.create(null) as object, { count: '60000', flag: '' });
+    // Fastify's query strings: objects whose prototype is an object without prototype.
+    function QueryString() {}
+    QueryString.prototype = Object.create(null) as object;
+    const query = Object.assign(new (QueryString as unknown as new () => object)(), {
+      count: '60000',
+      flag: '',
+    });
     const cases: Array<[Dto, object]> = [
       [Converted, { count: '7', label: 5, flag: 'false', list: ['1', 'x', null] }],
       [Converted, { count: null, label: null, flag: 0, list: [] }],

@@ -123,6 +123,9 @@ function build(type: unknown, value: unknown): unknown {
   if (value === null || typeof value !== 'object') return value;
   if (!isPlainObject(value)) return DEFER;
   const typed = typeof type === 'function' && type !== Object;
+  // Untyped, class-transformer builds the object's own `constructor` (an own key included).
+  const own = (value as { constructor?: unknown }).constructor;
+  if (!typed && own !== Object && own !== undefined) return DEFER;
   const plan = typed ? planFor(type as Constructor) : UNTYPED;
   if (!plan) return DEFER;
   const target = typed ? new (type as Constructor)() : ({} as Record<string, unknown>);
@@ -149,9 +152,13 @@ function build(type: unknown, value: unknown): unknown {
 
 const UNTYPED: ClassPlan = { keys: new Map() };
 
-/** A JSON object, or one without prototype (Fastify's query strings): built alike. */
+/**
+ * A JSON object, or one whose prototype chain has no constructor (Fastify's query strings: a
+ * prototype of its own made with `Object.create(null)`): class-transformer builds both alike. An
+ * own `constructor` key does not count here: it is skipped (see `build` for untyped objects).
+ */
 function isPlainObject(value: unknown): value is Record<string, unknown> {
   if (typeof value !== 'object' || value === null) return false;
-  const prototype = Object.getPrototypeOf(value) as unknown;
-  return prototype === Object.prototype || prototype === null;
+  const prototype = Object.getPrototypeOf(value) as { constructor?: unknown } | null;
+  return prototype === null || prototype.constructor === Object || !prototype.constructor;
 }
