@@ -231,7 +231,7 @@ export async function startRunplane(options: StartOptions): Promise<RunningServe
   }
 }
 
-/** The process's pending resources by kind: sockets, timers, file requests (`{ TCPSocketWrap: 3 }`). */
+/** Pending resources by kind: sockets, timers, file requests… (`{ TCPSocketWrap: 3 }`). */
 function pendingResources(): Record<string, number> {
   const counts: Record<string, number> = {};
   for (const kind of process.getActiveResourcesInfo()) counts[kind] = (counts[kind] ?? 0) + 1;

@@ -123,7 +123,8 @@ function build(type: unknown, value: unknown): unknown {
   if (value === null || typeof value !== 'object') return value;
   if (!isPlainObject(value)) return DEFER;
   const typed = typeof type === 'function' && type !== Object;
-  // Untyped, class-transformer builds the object's own `constructor` (an own key included).
+  // Untyped, class-transformer would build an instance of the value's `constructor` (an own
+  // `constructor` key included): only plain ones are built here.
   const own = (value as { constructor?: unknown }).constructor;
   if (!typed && own !== Object && own !== undefined) return DEFER;
   const plan = typed ? planFor(type as Constructor) : UNTYPED;
