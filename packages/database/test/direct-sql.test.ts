@@ -158,8 +158,11 @@ if (pgUp)
             values: [],
           });
           await admin.query('SELECT pg_terminate_backend($1)', [pid]);
-          // Idle between statements when the server ends the session, as a restart would.
-          await new Promise((resolve) => setTimeout(resolve, 200));
+          // Idle between statements until the server has ended the session, as a restart would.
+          while (
+            (await admin.query('SELECT 1 FROM pg_stat_activity WHERE pid = $1', [pid])).rowCount
+          )
+            await new Promise((resolve) => setTimeout(resolve, 10));
           await tx.query({ text: 'SELECT 1', values: [] });
         });
         await expect(lost).rejects.toThrow();
