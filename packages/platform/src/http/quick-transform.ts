@@ -127,8 +127,8 @@ function build(type: unknown, value: unknown): unknown {
   // `constructor` key included): only plain ones are built here.
   const own = (value as { constructor?: unknown }).constructor;
   if (!typed && own !== Object && own !== undefined) return DEFER;
-  const plan = typed ? planFor(type as Constructor) : UNTYPED;
-  if (!plan) return DEFER;
+  const plan = typed ? planFor(type as Constructor) : undefined;
+  if (plan === null) return DEFER;
   const target = typed ? new (type as Constructor)() : ({} as Record<string, unknown>);
   const prototype = (target.constructor as { prototype?: object } | undefined)?.prototype;
   for (const key of Object.keys(value)) {
@@ -138,7 +138,7 @@ function build(type: unknown, value: unknown): unknown {
       if ((descriptor && !descriptor.set) || target[key] instanceof Function) continue;
     }
     let nested: unknown;
-    if (typed) {
+    if (plan) {
       const found = keyType(type as Constructor, plan, key);
       // An array whose reflected type is a set or another class: built as an instance of it.
       if (found === DEFER || (!found.plainArray && Array.isArray(value[key]))) return DEFER;
@@ -150,8 +150,6 @@ function build(type: unknown, value: unknown): unknown {
   }
   return target;
 }
-
-const UNTYPED: ClassPlan = { keys: new Map() };
 
 /**
  * A JSON object, or one whose prototype chain has no constructor (Fastify's query strings: a
