@@ -156,7 +156,8 @@ export async function startServer(
         /* gone */
       }
   };
-  return { mode, base, queueApiBase, stop, kill, startProfiling, log: () => log };
+  const pid = child.pid; // standalone: the server itself; cluster: scripts/cluster-up.mjs
+  return { mode, base, queueApiBase, pid, stop, kill, startProfiling, log: () => log };
 }
 
 function dropClusterDatabases(namespace) {
