@@ -70,15 +70,23 @@ async function startFloor(kind, env = {}) {
   };
 }
 
+/** pids of the nats-server processes of this machine (none when NATS runs elsewhere). */
+function localNatsServers() {
+  try {
+    const out = execFileSync('pgrep', ['-x', 'nats-server'], { encoding: 'utf8' });
+    return out.split('\n').filter(Boolean).map(Number);
+  } catch {
+    return []; // pgrep exits 1 when nothing matches
+  }
+}
+
 /** The NestJS floor answered over NATS by a responder process; nats-server's CPU counts too. */
 async function startNatsFloor() {
   const env = { FLOOR_SUBJECT: randomBytes(4).toString('hex') };
   const responder = await startFloor('responder', env);
   const server = await startFloor('nest-nats', env);
-  const natsServers = execFileSync('pgrep', ['-x', 'nats-server'], { encoding: 'utf8' })
-    .split('\n')
-    .filter(Boolean)
-    .map(Number);
+  const natsServers = localNatsServers();
+  if (!natsServers.length) log('no nats-server runs on this machine: its CPU is not counted');
   return {
     processes: {
       ...server.processes,

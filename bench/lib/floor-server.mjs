@@ -9,7 +9,7 @@
 //   node bench/lib/floor-server.mjs nest-nats the same, and the controller's answer comes from
 //                                             another process over a NATS request (NATS_URL, or
 //                                             127.0.0.1:4222): what a cluster hop adds at least
-//   node bench/lib/floor-server.mjs responder that other process: answers `<subject>` requests
+//   node bench/lib/floor-server.mjs responder that other process (both take FLOOR_SUBJECT)
 import 'reflect-metadata';
 import { Body, Controller, HttpCode, Module, Param, Post, ValidationPipe } from '@nestjs/common';
 import { APP_GUARD, NestFactory } from '@nestjs/core';
