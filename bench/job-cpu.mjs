@@ -14,7 +14,7 @@ import path from 'node:path';
 import { parseArgs } from 'node:util';
 import { apiClient } from './lib/http.mjs';
 import { loadAverage, machine, versions } from './lib/machine.mjs';
-import { round, throughput } from './lib/measure.mjs';
+import { requirePositiveIntegers, round, throughput } from './lib/measure.mjs';
 import { benchRoot, createEndpoint, runsyncSubmitter, startServer } from './lib/runplane.mjs';
 
 const { values: opts } = parseArgs({
@@ -26,6 +26,11 @@ const { values: opts } = parseArgs({
     concurrency: { type: 'string', default: '8' },
   },
 });
+if (!['standalone', 'cluster'].includes(opts.mode)) {
+  console.error(`--mode ${opts.mode}: standalone or cluster`);
+  process.exit(2);
+}
+requirePositiveIntegers(opts, ['jobs', 'clients', 'workers', 'concurrency']);
 const jobs = Number(opts.jobs);
 const ticksPerSecond = Number(execFileSync('getconf', ['CLK_TCK'], { encoding: 'utf8' }));
 const log = (msg) => console.error(`[job-cpu] ${msg}`);

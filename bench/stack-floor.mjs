@@ -6,14 +6,13 @@
 // and on a standalone Runplane (rate limits off, an endpoint without workers: each request
 // validates, authenticates and commits a job). They take turns, `--rounds` times.
 //
-//   node bench/stack-floor.mjs [--seconds 8] [--rounds 2] [--connections 50]
+//   node bench/stack-floor.mjs [--seconds 8] [--rounds 3] [--connections 50]
 //
 // CPU is the server processes' user + system time from /proc over the measured load (all their
 // threads, the embedded database included; with NATS, the responder's and nats-server's too),
-// divided by the requests answered 2xx; req/s is
-// what the one load achieved on this machine, next to its load average; then 3 s of one request
-// at a time give a round trip without queueing. Writes JSON to
-// bench/results/stack-floor-<date>.json.
+// divided by the requests answered 2xx; req/s is what the one load achieved on this machine, next
+// to its load average; then 3 s of one request at a time give a round trip without queueing.
+// Prints the medians of the rounds; writes every round to bench/results/stack-floor-<date>.json.
 import autocannon from 'autocannon';
 import { execFileSync, spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
@@ -22,16 +21,17 @@ import path from 'node:path';
 import { parseArgs } from 'node:util';
 import { apiClient } from './lib/http.mjs';
 import { loadAverage, machine, versions } from './lib/machine.mjs';
-import { round } from './lib/measure.mjs';
+import { requirePositiveIntegers, round } from './lib/measure.mjs';
 import { benchRoot, createIdleEndpoints, startServer } from './lib/runplane.mjs';
 
 const { values: opts } = parseArgs({
   options: {
     seconds: { type: 'string', default: '8' },
-    rounds: { type: 'string', default: '2' },
+    rounds: { type: 'string', default: '3' },
     connections: { type: 'string', default: '50' },
   },
 });
+requirePositiveIntegers(opts, ['seconds', 'rounds', 'connections']);
 const seconds = Number(opts.seconds);
 const rounds = Number(opts.rounds);
 const connections = Number(opts.connections);
@@ -66,7 +66,12 @@ async function startFloor(kind, env = {}) {
   return {
     processes: { [kind]: child.pid },
     url: `${url}/v2/floor/run`,
-    stop: () => new Promise((r) => (child.kill(), child.once('exit', r))),
+    stop: () =>
+      new Promise((r) => {
+        if (child.exitCode !== null || child.signalCode !== null) return r();
+        child.once('exit', r);
+        child.kill();
+      }),
   };
 }
 

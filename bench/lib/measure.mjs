@@ -9,6 +9,15 @@
 // more than a dispatch takes (it gave BullMQ a negative p50).
 export const now = () => Number(process.hrtime.bigint()) / 1e6;
 export const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
+/** Exits 2 naming the option when one of `names` is not a positive whole number. */
+export function requirePositiveIntegers(opts, names) {
+  for (const name of names)
+    if (!(Number.isInteger(Number(opts[name])) && Number(opts[name]) > 0)) {
+      console.error(`--${name} ${opts[name]}: a positive whole number`);
+      process.exit(2);
+    }
+}
+
 export const round = (x) =>
   x === undefined || x === null || Number.isNaN(x) ? undefined : Math.round(x * 100) / 100;
 
