@@ -7,13 +7,12 @@
 //   node bench/job-cpu.mjs --mode standalone|cluster [--jobs 4000] [--clients 32]
 //
 // A warm-up of 500 jobs runs first. Writes JSON to bench/results/job-cpu-<date>.json.
-import { execFileSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
 import { apiClient } from './lib/http.mjs';
-import { loadAverage, machine, versions } from './lib/machine.mjs';
+import { loadAverage, machine, processCpu, versions } from './lib/machine.mjs';
 import { requirePositiveIntegers, round, throughput } from './lib/measure.mjs';
 import { benchRoot, createEndpoint, runsyncSubmitter, startServer } from './lib/runplane.mjs';
 
@@ -32,7 +31,6 @@ if (!['standalone', 'cluster'].includes(opts.mode)) {
 }
 requirePositiveIntegers(opts, ['jobs', 'clients', 'workers', 'concurrency']);
 const jobs = Number(opts.jobs);
-const ticksPerSecond = Number(execFileSync('getconf', ['CLK_TCK'], { encoding: 'utf8' }));
 const log = (msg) => console.error(`[job-cpu] ${msg}`);
 
 /** What a process is, for the table: a Runplane service, the workers, the databases, ... */
@@ -48,16 +46,12 @@ function role(pid, comm) {
   return 'node (other)';
 }
 
-/** CPU seconds (user + system, all threads) of every process now, by pid. */
+/** Every process now, by pid: its name and CPU seconds so far (`processCpu`). */
 function processTimes() {
   const times = new Map();
   for (const pid of fs.readdirSync('/proc').filter((d) => /^\d+$/.test(d))) {
     try {
-      const stat = fs.readFileSync(`/proc/${pid}/stat`, 'utf8');
-      const comm = stat.slice(stat.indexOf('(') + 1, stat.lastIndexOf(')'));
-      const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-      const seconds = (Number(fields[11]) + Number(fields[12])) / ticksPerSecond;
-      times.set(pid, { role: role(pid, comm), seconds });
+      times.set(pid, processCpu(pid));
     } catch {
       /* the process ended meanwhile */
     }
@@ -90,9 +84,16 @@ try {
   const result = await throughput(submit, { jobs, clients });
   const [after, machineAfter] = [processTimes(), machineTimes()];
   const byRole = {};
-  for (const [pid, { role: name, seconds }] of after) {
+  for (const [pid, { comm, seconds }] of after) {
     const spent = seconds - (before.get(pid)?.seconds ?? 0);
-    if (spent > 0) byRole[name] = (byRole[name] ?? 0) + spent;
+    if (spent <= 0) continue;
+    let name;
+    try {
+      name = role(pid, comm);
+    } catch {
+      name = comm; // ended before its command line was read
+    }
+    byRole[name] = (byRole[name] ?? 0) + spent;
   }
   const msPerJob = Object.fromEntries(
     Object.entries(byRole)

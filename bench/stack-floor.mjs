@@ -20,7 +20,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
 import { apiClient } from './lib/http.mjs';
-import { loadAverage, machine, versions } from './lib/machine.mjs';
+import { loadAverage, machine, processCpu, versions } from './lib/machine.mjs';
 import { requirePositiveIntegers, round } from './lib/measure.mjs';
 import { benchRoot, createIdleEndpoints, startServer } from './lib/runplane.mjs';
 
@@ -36,13 +36,6 @@ const seconds = Number(opts.seconds);
 const rounds = Number(opts.rounds);
 const connections = Number(opts.connections);
 const log = (msg) => console.error(`[stack-floor] ${msg}`);
-const ticksPerSecond = Number(execFileSync('getconf', ['CLK_TCK'], { encoding: 'utf8' }));
-
-/** User + system CPU time of a process (all its threads) in µs. */
-function cpuMicros(pid) {
-  const fields = fs.readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ');
-  return ((Number(fields[11]) + Number(fields[12])) * 1e6) / ticksPerSecond;
-}
 
 /** A floor server (bench/lib/floor-server.mjs) in its own process. */
 async function startFloor(kind, env = {}) {
@@ -148,7 +141,9 @@ async function measure(name) {
   try {
     await load(target, 2); // warm-up: JIT, connections, the embedded database's caches
     const cpu = () =>
-      Object.fromEntries(Object.entries(target.processes).map(([n, pid]) => [n, cpuMicros(pid)]));
+      Object.fromEntries(
+        Object.entries(target.processes).map(([n, pid]) => [n, processCpu(pid).seconds * 1e6]),
+      );
     const before = cpu();
     const loadBefore = process.cpuUsage();
     const result = await load(target, seconds);

@@ -16,6 +16,23 @@ export function machine() {
   };
 }
 
+let ticksPerSecond;
+
+/**
+ * A process's name (`comm`) and its CPU time so far in seconds (user + system, all its threads),
+ * from /proc/<pid>/stat; throws when the process has gone.
+ */
+export function processCpu(pid) {
+  ticksPerSecond ??= Number(execFileSync('getconf', ['CLK_TCK'], { encoding: 'utf8' }));
+  const stat = fs.readFileSync(`/proc/${pid}/stat`, 'utf8');
+  // The name is in parentheses and may itself hold spaces or parentheses: fields follow the last.
+  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  return {
+    comm: stat.slice(stat.indexOf('(') + 1, stat.lastIndexOf(')')),
+    seconds: (Number(fields[11]) + Number(fields[12])) / ticksPerSecond,
+  };
+}
+
 /** 1, 5 and 15 minute load averages (runnable processes; 2 means both cores busy). */
 export const loadAverage = () => os.loadavg().map(round1);
 
