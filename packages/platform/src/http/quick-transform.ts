@@ -64,33 +64,32 @@ type KeyType =
   | { typeFunction?: (options: classTransformer.TypeHelpOptions) => unknown; plainArray: boolean }
   | typeof DEFER;
 
-interface ClassPlan {
-  /** The keys looked up so far (at most MAX_KEYS, so that bodies' keys cannot grow it). */
-  keys: Map<string, KeyType>;
-}
+/** A class's keys looked up so far (at most MAX_KEYS, so that bodies' keys cannot grow it). */
+type KeyTypes = Map<string, KeyType>;
 
 const MAX_KEYS = 100;
-const plans = new WeakMap<object, ClassPlan | null>();
+/** Per class: its key types, or null where class-transformer must build it (expose/exclude). */
+const plans = new WeakMap<object, KeyTypes | null>();
 
-function planFor(type: Constructor): ClassPlan | null {
+function planFor(type: Constructor): KeyTypes | null {
   let plan = plans.get(type);
   if (plan === undefined) {
     const expose = defaultMetadataStorage.getExposedMetadatas(type);
     const exclude = defaultMetadataStorage.getExcludedMetadatas(type);
     plan =
       defaultMetadataStorage.getStrategy(type) === 'none' && !expose.length && !exclude.length
-        ? { keys: new Map() }
+        ? new Map()
         : null;
     plans.set(type, plan);
   }
   return plan;
 }
 
-function keyType(type: Constructor, plan: ClassPlan, key: string): KeyType {
-  let found = plan.keys.get(key);
+function keyType(type: Constructor, plan: KeyTypes, key: string): KeyType {
+  let found = plan.get(key);
   if (found === undefined) {
     found = lookUpKeyType(type, key);
-    if (plan.keys.size < MAX_KEYS) plan.keys.set(key, found);
+    if (plan.size < MAX_KEYS) plan.set(key, found);
   }
   return found;
 }
